@@ -1,0 +1,67 @@
+"""Settings of the engine: one object with defaults, overridable from the environment.
+
+The Odoo layer builds the same object from ``ir.config_parameter``; nothing deep in
+the engine reads the environment itself.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+ENV_PREFIX = "PV_AGENT_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    # Ollama
+    ollama_url: str = "http://localhost:11434"
+    embed_model: str = "bge-m3"
+    chat_model: str = "qwen3.8:27b"
+    connect_timeout: float = 3.0
+    embed_timeout: float = 60.0
+    chat_timeout: float = 240.0
+    embed_batch_size: int = 32
+    # Generation (design.md §4)
+    temperature: float = 0.1
+    num_ctx: int = 32768
+    num_predict: int = 2048
+    # Chunking (design.md §2)
+    chunk_max_chars: int = 2400
+    # Retrieval (design.md §3; the real system calibrated rrf_k 20, dense weight 2, pool 150)
+    top_k: int = 8
+    rrf_k: int = 20
+    dense_weight: float = 2.0
+    candidate_pool: int = 150
+    cross_ref_expand: int = 6
+    cross_ref_sources: int = 3
+    max_context_chars: int = 90000
+
+    @classmethod
+    def from_env(cls, environ: dict | None = None, **overrides) -> "Settings":
+        """Defaults, then ``OLLAMA_URL`` / ``PV_AGENT_<FIELD>`` from the environment, then overrides."""
+        env = os.environ if environ is None else environ
+        values: dict = {}
+        if env.get("OLLAMA_URL"):
+            values["ollama_url"] = env["OLLAMA_URL"]
+        for f in dataclasses.fields(cls):
+            raw = env.get(ENV_PREFIX + f.name.upper())
+            if raw not in (None, ""):
+                values[f.name] = _coerce(f, raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def replace(self, **changes) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+
+def _coerce(f: dataclasses.Field, raw: str):
+    kind = f.type if isinstance(f.type, str) else f.type.__name__
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{ENV_PREFIX}{f.name.upper()}={raw!r}: keine gültige Zahl") from exc
+    return raw

@@ -1,0 +1,193 @@
+"""Client for the two Ollama endpoints the engine needs: ``/api/embed`` and ``/api/chat``.
+
+API facts (ollama/ollama docs/api.md, design.md §10): embeddings come back L2-normalised;
+``options.num_ctx`` is always sent because its default differs by version; a streamed chat is
+NDJSON whose last line has ``done: true`` and ``done_reason``; an error in the middle of a
+stream arrives as an ``{"error": …}`` line with HTTP 200; an unknown model is HTTP 404.
+Every failure becomes an ``OllamaError`` subclass with a German message a clerk can read.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import requests
+
+from .config import Settings
+
+
+class OllamaError(RuntimeError):
+    """The language-model server did not give a usable answer."""
+
+    reason = "Sprachmodell-Fehler"
+
+
+class OllamaUnavailable(OllamaError):
+    reason = "Sprachmodell nicht erreichbar"
+
+
+class OllamaModelMissing(OllamaError):
+    reason = "Modell auf dem Ollama-Server nicht vorhanden"
+
+
+class OllamaTimeout(OllamaUnavailable):
+    reason = "Sprachmodell antwortet nicht rechtzeitig"
+
+
+@dataclass
+class ChatResult:
+    content: str
+    done_reason: str  # "stop" | "length" | …
+    model: str = ""
+    prompt_eval_count: int = 0
+    eval_count: int = 0
+    total_duration_ms: float = 0.0
+    raw_final: dict = field(default_factory=dict)
+
+
+class OllamaClient:
+    def __init__(self, settings: Settings, session: requests.Session | None = None):
+        self.settings = settings
+        self.base_url = settings.ollama_url.rstrip("/")
+        self.session = session or requests.Session()
+
+    # -- embeddings -------------------------------------------------------------------
+    def embed(self, texts: list[str], model: str | None = None) -> list[list[float]]:
+        """Embed texts in batches of ``embed_batch_size``; one request per batch."""
+        model = model or self.settings.embed_model
+        vectors: list[list[float]] = []
+        size = max(1, self.settings.embed_batch_size)
+        for start in range(0, len(texts), size):
+            batch = texts[start : start + size]
+            data = self._post_json(
+                "/api/embed",
+                {"model": model, "input": batch, "truncate": True},
+                timeout=self.settings.embed_timeout,
+                model=model,
+            )
+            got = data.get("embeddings")
+            if not isinstance(got, list) or len(got) != len(batch):
+                raise OllamaError(
+                    f"/api/embed lieferte {len(got) if isinstance(got, list) else 'keine'} "
+                    f"Vektoren für {len(batch)} Texte"
+                )
+            vectors.extend(got)
+        return vectors
+
+    # -- chat -------------------------------------------------------------------------
+    def chat(
+        self,
+        messages: list[dict],
+        *,
+        model: str | None = None,
+        num_predict: int | None = None,
+        format: dict | str | None = None,
+        stream: bool = True,
+    ) -> ChatResult:
+        """One chat completion with thinking off and ``num_ctx`` always set."""
+        model = model or self.settings.chat_model
+        payload = {
+            "model": model,
+            "messages": messages,
+            "stream": stream,
+            "think": False,
+            "options": {
+                "temperature": self.settings.temperature,
+                "num_ctx": self.settings.num_ctx,
+                "num_predict": num_predict or self.settings.num_predict,
+            },
+        }
+        if format is not None:
+            payload["format"] = format
+        if not stream:
+            data = self._post_json("/api/chat", payload, timeout=self.settings.chat_timeout, model=model)
+            return _chat_result(data, data.get("message", {}).get("content", ""))
+        return self._chat_stream(payload, model)
+
+    def _chat_stream(self, payload: dict, model: str) -> ChatResult:
+        started = time.monotonic()
+        try:
+            with self.session.post(
+                self.base_url + "/api/chat",
+                json=payload,
+                stream=True,
+                timeout=(self.settings.connect_timeout, self.settings.chat_timeout),
+            ) as resp:
+                self._raise_for_status(resp, model)
+                parts: list[str] = []
+                for line in resp.iter_lines():
+                    if time.monotonic() - started > self.settings.chat_timeout:
+                        raise OllamaTimeout(f"keine vollständige Antwort nach {self.settings.chat_timeout:.0f} s")
+                    if not line:
+                        continue
+                    try:
+                        data = json.loads(line)
+                    except ValueError:
+                        raise OllamaError("Ungültige Antwortzeile vom Ollama-Server (kein JSON)") from None
+                    if "error" in data:
+                        raise OllamaError(f"Ollama meldet mitten in der Antwort: {data['error']}")
+                    parts.append(data.get("message", {}).get("content", ""))
+                    if data.get("done"):
+                        return _chat_result(data, "".join(parts))
+        except requests.exceptions.Timeout as exc:
+            raise OllamaTimeout(f"keine Antwort nach {self.settings.chat_timeout:.0f} s") from exc
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+            raise OllamaUnavailable(f"Verbindung zu {self.base_url} fehlgeschlagen oder abgebrochen") from exc
+        raise OllamaError("Antwort des Sprachmodells brach ab, bevor sie fertig war")
+
+    # -- models -----------------------------------------------------------------------
+    def list_models(self) -> list[str]:
+        """Names of the models the server has (``/api/tags``)."""
+        try:
+            resp = self.session.get(self.base_url + "/api/tags", timeout=(self.settings.connect_timeout, 10))
+        except requests.exceptions.RequestException as exc:
+            raise OllamaUnavailable(f"{self.base_url} nicht erreichbar") from exc
+        self._raise_for_status(resp, "")
+        try:
+            return sorted(m.get("name") or m.get("model") for m in resp.json().get("models", []))
+        except ValueError:
+            raise OllamaError("/api/tags lieferte kein JSON") from None
+
+    # -- plumbing ---------------------------------------------------------------------
+    def _post_json(self, path: str, payload: dict, *, timeout: float, model: str) -> dict:
+        try:
+            resp = self.session.post(
+                self.base_url + path, json=payload, timeout=(self.settings.connect_timeout, timeout)
+            )
+        except requests.exceptions.Timeout as exc:
+            raise OllamaTimeout(f"{path}: keine Antwort nach {timeout:.0f} s") from exc
+        except requests.exceptions.RequestException as exc:
+            raise OllamaUnavailable(f"{self.base_url} nicht erreichbar") from exc
+        self._raise_for_status(resp, model)
+        try:
+            data = resp.json()
+        except ValueError:
+            raise OllamaError(f"{path}: Antwort ist kein JSON") from None
+        if "error" in data:
+            raise OllamaError(f"{path}: {data['error']}")
+        return data
+
+    @staticmethod
+    def _raise_for_status(resp: requests.Response, model: str) -> None:
+        if resp.status_code == 200:
+            return
+        try:
+            detail = resp.json().get("error", "")
+        except ValueError:
+            detail = resp.text[:200]
+        if resp.status_code == 404:
+            raise OllamaModelMissing(f"Modell '{model}' nicht gefunden ({detail or 'HTTP 404'})")
+        raise OllamaError(f"Ollama antwortete mit HTTP {resp.status_code}: {detail}")
+
+
+def _chat_result(data: dict, content: str) -> ChatResult:
+    return ChatResult(
+        content=content,
+        done_reason=data.get("done_reason") or "stop",
+        model=data.get("model", ""),
+        prompt_eval_count=int(data.get("prompt_eval_count") or 0),
+        eval_count=int(data.get("eval_count") or 0),
+        total_duration_ms=(data.get("total_duration") or 0) / 1e6,
+        raw_final={k: v for k, v in data.items() if k != "message"},
+    )

@@ -1,0 +1,80 @@
+"""German folding and tokenising, shared by indexing and querying.
+
+FTS5's unicode61 tokenizer folds ``ü`` to ``u`` but does not equate ``ü`` with ``ue`` or
+``ß`` with ``ss`` (design.md §9), so text and questions are folded here, the same way,
+before FTS5 sees them: ``Überstunden``, ``Ueberstunden`` and ``Uberstunden`` all become
+``uberstunden``.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_TOKEN = re.compile(r"[0-9a-z]+")
+_DIGRAPHS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+
+# Words that carry no topic in a clerk's question. Kept small on purpose: payroll terms
+# such as "frist", "satz" or "grenze" must stay searchable.
+STOPWORDS = frozenset(
+    """
+    a ab aber alle allem allen aller alles als also am an andere anderen auch auf aus bei beim bin bis
+    bitte bzw da dafur damit dann darf das dass dem den denn der des dessen dich die dies diese diesem
+    diesen dieser dieses dir doch dort du durch ein eine einem einen einer eines er es etwa euch fur
+    gibt gilt hab habe haben hat hatte heuer ich ihr im in ist ja jetzt kann kein keine konnen
+    konnte man mehr mein meine mich mir mit muss mussen nach nein nicht noch nun nur ob oder ohne
+    sein seine sich sie sind so soll sollen sowie uber um und uns unser unter viel vom von vor war
+    waren was weil welche welcher welches wenn wer werden wie wieviel wieviele wird wo wurde zu zum
+    zur zwischen hallo danke gerne bzgl lt usw eig eigentlich genau mal schon sagen sag bekommt
+    bekomme kriegt kriege geht gehts
+    """.split()
+)
+
+
+def fold(text: str) -> str:
+    """Lower-case, strip diacritics, map ae/oe/ue to plain vowels and ß to ss."""
+    text = text.replace("ß", "ss").replace("ẞ", "ss")
+    text = unicodedata.normalize("NFKD", text.lower())
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    for digraph, vowel in _DIGRAPHS:
+        text = text.replace(digraph, vowel)
+    return text
+
+
+def tokens(text: str) -> list[str]:
+    """Folded word tokens; anything that is not a letter or digit separates words."""
+    return _TOKEN.findall(fold(text))
+
+
+def index_text(text: str) -> str:
+    """The form in which text is stored in the FTS5 table: folded tokens joined by spaces."""
+    return " ".join(tokens(text))
+
+
+_SUFFIXES = ("innen", "ungen", "en", "er", "es", "em", "e", "n", "s")
+
+
+def stem(token: str) -> str:
+    """Strip one German inflection suffix so a prefix query also finds the other forms.
+
+    ``sonderzahlungen`` → ``sonderzahlung`` (a prefix of both forms). Short and numeric
+    tokens are left alone.
+    """
+    if token.isdigit() or len(token) < 6:
+        return token
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 5:
+            return token[: -len(suffix)]
+    return token
+
+
+def query_terms(question: str, limit: int = 24) -> list[str]:
+    """Significant folded terms of a question, in order, without duplicates and stopwords."""
+    seen: list[str] = []
+    for tok in tokens(question):
+        if tok in STOPWORDS or (len(tok) < 2 and not tok.isdigit()):
+            continue
+        if tok not in seen:
+            seen.append(tok)
+        if len(seen) >= limit:
+            break
+    return seen

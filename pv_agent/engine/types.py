@@ -1,0 +1,146 @@
+"""Plain data passed between the engine's stages: load → chunk → index → retrieve → generate → verify."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SOURCE_FAMILIES = ("briefing", "gesetz", "kv", "rechtsprechung", "wiku")
+
+# Fixed H2 layout of a briefing entry (design.md §1).
+SECTION_SUMMARY = "Zusammenfassung"
+SECTION_KEY_VALUES = "Kernwerte & Fristen"
+SECTION_LEGAL = "Rechtsgrundlagen"
+SECTION_PAYROLL = "Payroll-Relevanz (Odoo)"
+SECTION_REFERENCES = "Verweise"
+BRIEFING_SECTIONS = (SECTION_SUMMARY, SECTION_KEY_VALUES, SECTION_LEGAL, SECTION_PAYROLL, SECTION_REFERENCES)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One knowledge-base entry: frontmatter fields plus the markdown body."""
+
+    id: str
+    title: str
+    stand: str  # YYYY-MM: the legal state the entry describes
+    topic: str
+    source: str
+    body: str
+    official: bool = True
+    tags: tuple[str, ...] = ()
+    legal_bases: tuple[str, ...] = ()
+    cross_refs: tuple[str, ...] = ()
+    source_ref: str = ""
+    path: str = ""  # file it came from, relative to the knowledge-base folder
+    content_hash: str = ""  # of frontmatter + body as loaded
+
+    def metadata(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "stand": self.stand,
+            "topic": self.topic,
+            "source": self.source,
+            "official": self.official,
+            "tags": list(self.tags),
+            "legal_bases": list(self.legal_bases),
+            "cross_refs": list(self.cross_refs),
+            "source_ref": self.source_ref,
+        }
+
+
+@dataclass(frozen=True)
+class LoadIssue:
+    """A problem with one file, reported as ``file:line: message``."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "message": self.message}
+
+
+@dataclass
+class LoadResult:
+    entries: list[Entry]
+    errors: list[LoadIssue] = field(default_factory=list)
+
+    @property
+    def clusters(self) -> list[str]:
+        return sorted({e.topic for e in self.entries})
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrieval unit: an H2 section (or a paragraph-bounded part of a long one)."""
+
+    chunk_id: str  # "<entry id>#<ordinal>"
+    entry_id: str
+    ordinal: int
+    section: str  # H2 heading without "## "
+    kind: str  # "content" | "key_values" | "references"
+    header: str  # metadata line shown to the model and indexed with the text
+    text: str  # the section's markdown (without header)
+    content_hash: str  # sha256 of header + text: the embedding cache key
+
+    @property
+    def embed_text(self) -> str:
+        return f"{self.header}\n{self.text}"
+
+
+@dataclass
+class Hit:
+    """One entry found for a question, represented by its best content section."""
+
+    entry_id: str
+    title: str
+    stand: str
+    topic: str
+    source: str
+    official: bool
+    section: str
+    chunk_id: str
+    chunk_hash: str
+    text: str  # the chosen section's markdown
+    header: str
+    score: float  # fused score (RRF); 0 for cross_ref expansions
+    cross_refs: tuple[str, ...] = ()
+    lexical_rank: int | None = None  # 1-based entry rank in BM25, None if not found there
+    dense_rank: int | None = None
+    cosine: float | None = None  # best dense similarity of the entry's chunks
+    coverage: float = 0.0  # share of the question's significant terms found in the entry
+    via: str = "retrieval"  # "retrieval" | "cross_ref"
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.entry_id,
+            "title": self.title,
+            "topic": self.topic,
+            "stand": self.stand,
+            "source": self.source,
+            "section": self.section,
+            "score": round(self.score, 6),
+            "via": self.via,
+        }
+
+
+@dataclass
+class RetrievalResult:
+    question: str
+    mode: str  # "hybrid" | "lexical"
+    hits: list[Hit]
+    notice: str = ""  # why the mode is lexical, if it is
+    terms: tuple[str, ...] = ()  # significant folded query terms
+    timings_ms: dict = field(default_factory=dict)
+
+    @property
+    def ids(self) -> list[str]:
+        return [h.entry_id for h in self.hits]
+
+    def as_dict(self) -> dict:
+        out = {"mode": self.mode, "hits": [h.as_dict() for h in self.hits]}
+        if self.notice:
+            out["notice"] = self.notice
+        return out
