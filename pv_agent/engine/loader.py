@@ -24,11 +24,14 @@ LIST_FIELDS = ("tags", "legal_bases", "cross_refs")
 
 
 def entry_files(kb_dir: Path) -> list[Path]:
-    """The entry files: ``<kb>/dokumente/*.md`` (or ``<kb>/*.md`` for a flat folder)."""
+    """The entry files: ``<kb>/dokumente/**/*.md`` (or ``<kb>/*.md`` for a flat folder).
+
+    Subfolders (e.g. one per cluster) are allowed, which is how two files can claim one id.
+    """
     kb_dir = Path(kb_dir)
     docs = kb_dir / "dokumente"
-    folder = docs if docs.is_dir() else kb_dir
-    return sorted(p for p in folder.glob("*.md") if p.name.upper() not in ("INDEX.MD", "README.MD"))
+    files = docs.rglob("*.md") if docs.is_dir() else kb_dir.glob("*.md")
+    return sorted((p for p in files if p.name.upper() not in ("INDEX.MD", "README.MD")), key=lambda p: str(p))
 
 
 def load_knowledge_base(kb_dir: str | Path) -> LoadResult:
@@ -82,8 +85,11 @@ def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tup
         post = frontmatter.loads(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1  # +1 for the opening '---', +1 for 1-based
+        line = mark.line + 1 if mark is not None else 1  # frontmatter text starts after the opening "---"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context_mark", None)
+        if context is not None and context.line + 1 != line:
+            problem += f" ({getattr(exc, 'context', 'begonnen')} in Zeile {context.line + 1})"
         return None, [LoadIssue(rel, line, f"YAML-Fehler im Frontmatter: {problem}")]
     except ValueError as exc:
         return None, [LoadIssue(rel, 1, f"Frontmatter nicht lesbar: {exc}")]
