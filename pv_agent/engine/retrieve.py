@@ -13,7 +13,7 @@ from collections import defaultdict
 from .config import Settings
 from .ollama import OllamaClient, OllamaError
 from .store import ChunkRow, SidecarIndex
-from .textnorm import query_terms, stem, tokens
+from .textnorm import query_terms, stem
 from .types import Hit, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
@@ -175,13 +175,11 @@ def _add_coverage(index, hits: list[Hit], terms: list[str]) -> None:
     that, unlike RRF, means the same on every index)."""
     if not hits or not terms:
         return
-    words: dict[str, set[str]] = defaultdict(set)
-    for row in index.chunks_of_entries([h.entry_id for h in hits]):
-        words[row.entry_id].update(tokens(f"{row.header} {row.text}"))
+    words = index.folded_words_of_entries([h.entry_id for h in hits])
     roots = [stem(t) for t in terms]
     for hit in hits:
-        vocab = words[hit.entry_id]
-        found = sum(1 for r in roots if any(w.startswith(r) or (len(r) >= MIN_INFIX_LENGTH and r in w) for w in vocab))
+        text = " " + " ".join(words[hit.entry_id])  # " word word …": one C-level search per term
+        found = sum(1 for r in roots if (r in text if len(r) >= MIN_INFIX_LENGTH else f" {r}" in text))
         hit.coverage = found / len(roots)
 
 

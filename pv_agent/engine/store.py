@@ -214,6 +214,23 @@ class SidecarIndex:
         )
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
 
+    def folded_words_of_entries(self, entry_ids) -> dict[str, set[str]]:
+        """The folded words each entry was indexed with (from the FTS table, not re-folded)."""
+        entry_ids = list(dict.fromkeys(entry_ids))
+        words: dict[str, set[str]] = {e: set() for e in entry_ids}
+        if not entry_ids:
+            return words
+        marks = ",".join("?" * len(entry_ids))
+        rows = self.conn.execute(
+            f"SELECT c.entry_id, f.head, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            f" WHERE c.entry_id IN ({marks})",
+            entry_ids,
+        )
+        for entry_id, head, body in rows:
+            words[entry_id].update(head.split())
+            words[entry_id].update(body.split())
+        return words
+
     # -- search -----------------------------------------------------------------------
     def lexical_search(self, match: str, limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
         """(chunk rowid, bm25) best first; ``match`` is an FTS5 expression built by retrieve.py."""
