@@ -190,6 +190,16 @@ class SidecarIndex:
         rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", ids).fetchall()
         return {r[0]: _entry_from_row(r) for r in rows}
 
+    def stand_years(self, entry_ids) -> dict[str, int]:
+        entry_ids = list(entry_ids)
+        years: dict[str, int] = {}
+        for start in range(0, len(entry_ids), 500):
+            part = entry_ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(f"SELECT id, CAST(substr(stand, 1, 4) AS INTEGER) FROM entries WHERE id IN ({marks})", part)
+            years.update(rows.fetchall())
+        return years
+
     def entry_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM entries ORDER BY id")]
 
