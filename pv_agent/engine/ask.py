@@ -8,14 +8,13 @@ labelled as not an answer (``sources_only``).
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from datetime import date
 
 from . import prompts
 from .answer import Answer
 from .config import Settings
-from .context import Context, build_context
+from .context import Context, build_context, section_text
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
@@ -295,8 +294,3 @@ def _sources_only(hits: list[Hit], entries: dict, exc: OllamaError, run: _Run, b
     return Answer(state="sources_only", answer="\n\n".join(parts), citations=citations,
                   flags={"truncated": False}, timings=run.finish(), llm_calls=run.llm_calls, **fields)
 
-
-def section_text(body: str, name: str) -> str:
-    """The markdown of one H2 section of an entry's body, without its heading."""
-    match = re.search(rf"^##\s+{re.escape(name)}\s*$(.*?)(?=^##\s|\Z)", body, re.MULTILINE | re.DOTALL)
-    return match.group(1).strip() if match else ""

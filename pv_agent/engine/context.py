@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import re
+
 from .config import Settings
-from .types import Hit
+from .types import SECTION_KEY_VALUES, Hit
 
 CHARS_PER_TOKEN = 3  # German text with bge/qwen tokenizers: ~3.5–4; 3 keeps a margin
 MIN_BLOCK_CHARS = 400  # a cut block shorter than this is not worth showing
@@ -81,8 +83,9 @@ def build_context(
 ) -> Context:
     """Blocks in rank order, one per entry, until the budget is spent.
 
-    ``bodies`` maps entry ids to their full markdown, used to see a ⚠ conflict mark in a
-    section other than the one shown.
+    ``bodies`` maps entry ids to their full markdown: a block whose section is not the
+    entry's Kernwerte gets that section appended (figures live there), and a ⚠ conflict
+    mark in a section not shown still marks the block.
     """
     budget = context_budget(settings, system_chars=system_chars, question_chars=len(question))
     bodies = bodies or {}
@@ -103,7 +106,7 @@ def build_context(
             source=hit.source,
             official=hit.official,
             section=hit.section,
-            text=hit.text.strip(),
+            text=_with_key_values(hit, bodies.get(hit.entry_id, "")),
             cross_refs=tuple(hit.cross_refs),
             conflict_marked=CONFLICT_MARK in hit.text or CONFLICT_MARK in bodies.get(hit.entry_id, ""),
         )
@@ -135,3 +138,17 @@ def cut_at_line(text: str, limit: int) -> str:
         out.append(line)
         used += len(line) + 1
     return "\n".join(out).rstrip()
+
+
+def _with_key_values(hit: Hit, body: str) -> str:
+    text = hit.text.strip()
+    key_values = section_text(body, SECTION_KEY_VALUES) if hit.section != SECTION_KEY_VALUES else ""
+    if key_values and key_values not in text:
+        text += f"\n\n### {SECTION_KEY_VALUES}\n{key_values}"
+    return text
+
+
+def section_text(body: str, name: str) -> str:
+    """The markdown of one H2 section of an entry's body, without its heading."""
+    match = re.search(rf"^##\s+{re.escape(name)}\s*$(.*?)(?=^##\s|\Z)", body, re.MULTILINE | re.DOTALL)
+    return match.group(1).strip() if match else ""

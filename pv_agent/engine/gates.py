@@ -69,14 +69,35 @@ def off_topic_reason(question: str) -> str | None:
     """``greeting`` / ``chit_chat`` / ``outside`` when the question is not a payroll question."""
     if is_payroll(question):
         return None
+    if _CHITCHAT.search(question):
+        return "chit_chat"
     words = [w for w in query_terms(question, limit=64) if w not in _GREETING_WORDS]
     if not words:
         return "greeting"
-    if _CHITCHAT.search(question):
-        return "chit_chat"
     if _OUTSIDE.search(question):
         return "outside"
     return None
+
+
+# Words that only frame a question ("wie hoch", "beträgt") but match entry words by prefix
+# ("hoch" → "Höchstbeitragsgrundlage"); coverage is discounted for them (see below).
+QUESTION_FILLERS = frozenset(
+    fold(w)
+    for w in """
+    hoch hohe hoher hohes hohen viel viele vielen lange lang groß große großer betragt beträgt
+    aktuell aktuelle aktuellen derzeit momentan stimmt richtig frage fragen wissen
+    """.split()
+)
+
+
+def content_coverage(coverage: float, terms: tuple[str, ...] | list[str]) -> float:
+    """A lower bound of the coverage of the question's content terms: assumes every filler
+    term was among the terms found."""
+    n = len(terms)
+    fillers = sum(1 for t in terms if t in QUESTION_FILLERS)
+    if not n or fillers >= n:
+        return coverage if not fillers else 0.0
+    return max(0.0, (coverage * n - fillers) / (n - fillers))
 
 
 def nothing_relevant(
@@ -92,8 +113,9 @@ def nothing_relevant(
         if h.via != "retrieval":
             continue
         cosine = h.cosine if h.cosine is not None else 0.0
-        if h.coverage >= min_coverage or cosine >= min_cosine:
+        coverage = content_coverage(h.coverage, result.terms)
+        if coverage >= min_coverage or cosine >= min_cosine:
             return False
-        if h.coverage >= weak_coverage and cosine >= weak_cosine:
+        if coverage >= weak_coverage and cosine >= weak_cosine:
             return False
     return True
