@@ -106,12 +106,20 @@ class Hit:
     text: str  # the chosen section's markdown
     header: str
     score: float  # fused score (RRF); 0 for cross_ref expansions
+    key_values: str = ""  # the entry's "Kernwerte & Fristen" when ``text`` is another section
     cross_refs: tuple[str, ...] = ()
     lexical_rank: int | None = None  # 1-based entry rank in BM25, None if not found there
     dense_rank: int | None = None
     cosine: float | None = None  # best dense similarity of the entry's chunks
     coverage: float = 0.0  # share of the question's significant terms found in the entry
     via: str = "retrieval"  # "retrieval" | "cross_ref"
+
+    @property
+    def block_text(self) -> str:
+        """What the model sees of this entry: the chosen section plus its key values."""
+        if not self.key_values:
+            return self.text
+        return f"{self.text}\n\n### Kernwerte & Fristen\n{self.key_values}"
 
     def as_dict(self) -> dict:
         return {

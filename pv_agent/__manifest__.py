@@ -1,0 +1,38 @@
+{
+    "name": "PV-Agent",
+    "version": "19.0.1.0.0",
+    "category": "Human Resources/Payroll",
+    "summary": "Fragen zur österreichischen Personalverrechnung – beantwortet nur aus der "
+    "Wissensbasis, mit Quellen / Austrian payroll questions answered strictly from a "
+    "knowledge base, with citations",
+    "description": """
+PV-Agent
+========
+Beantwortet Fragen zur österreichischen Personalverrechnung ausschließlich aus einer
+gepflegten Wissensbasis und zitiert jede Aussage mit der Kennung des Eintrags. Die
+Sprachmodelle laufen lokal über Ollama; keine Mitarbeiter- oder Lohndaten verlassen Odoo.
+
+Answers Austrian payroll questions strictly from a curated knowledge base and cites every
+statement with the entry's id. The language models run locally through Ollama; no employee
+or payslip data ever reaches a prompt.
+""",
+    "author": "pv_agent",
+    "license": "LGPL-3",
+    "depends": ["base", "web", "mail", "bus"],
+    "external_dependencies": {
+        "python": ["requests", "numpy", "python-frontmatter", "sqlite-vec", "PyYAML"],
+    },
+    "data": [
+        "security/pv_agent_security.xml",
+        "security/ir.model.access.csv",
+        "data/ir_cron_data.xml",
+        "views/pv_agent_entry_views.xml",
+        "views/pv_agent_conversation_views.xml",
+        "views/pv_agent_index_job_views.xml",
+        "views/res_config_settings_views.xml",
+        "views/pv_agent_menus.xml",
+    ],
+    "images": ["static/description/icon.png"],
+    "application": True,
+    "installable": True,
+}

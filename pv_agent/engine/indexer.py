@@ -1,0 +1,230 @@
+"""Build or update the sidecar index from entries.
+
+* Full build: a new file next to the old one, swapped in with ``os.replace`` — atomic, so an
+  interrupted build leaves the old index serving. The embedding cache is carried over.
+* Update: in place, in one transaction: only changed entries are re-chunked and only chunks
+  whose (model, hash) is not cached are embedded. Embedding happens before the transaction,
+  so readers are never blocked while the model server works.
+* No reachable Ollama: the index is built lexical-only and says so; nothing half-written.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .chunker import chunk_entry
+from .config import Settings
+from .ollama import OllamaClient, OllamaError
+from .store import SidecarWriter, pack_vector
+from .types import Chunk, Entry
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+class EmbeddingDimensionMismatch(OllamaError):
+    reason = "Embedding-Dimension passt nicht zum Index"
+
+
+@dataclass
+class IndexReport:
+    path: str
+    full: bool
+    mode: str  # "hybrid" | "lexical"
+    entries: int = 0
+    chunks: int = 0
+    vectors: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0  # chunks sent to the embedding model in this run
+    cache_hits: int = 0
+    generation: int = 0
+    notice: str = ""
+    timings_s: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def build_index(
+    entries: list[Entry],
+    index_path: str,
+    settings: Settings,
+    embedder: OllamaClient | None = None,
+    *,
+    full: bool = False,
+    progress: Progress | None = None,
+) -> IndexReport:
+    index_path = str(index_path)
+    os.makedirs(os.path.dirname(os.path.abspath(index_path)), exist_ok=True)
+    if not full and os.path.exists(index_path):
+        writer = SidecarWriter(index_path, create=False)
+        meta = writer.get_meta()
+        same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
+        wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
+        if same_model and not wants_vectors:
+            try:
+                return _update(writer, entries, index_path, settings, embedder, progress)
+            finally:
+                writer.close()
+        writer.close()
+    return _full_build(entries, index_path, settings, embedder, progress)
+
+
+def _full_build(entries, index_path, settings, embedder, progress) -> IndexReport:
+    started = time.monotonic()
+    report = IndexReport(path=index_path, full=True, mode="lexical")
+    tmp = f"{index_path}.building-{os.getpid()}"
+    _remove(tmp)
+    writer = SidecarWriter(tmp, create=True)
+    try:
+        if os.path.exists(index_path):
+            writer.copy_cache_from(index_path)
+        chunks_by_entry = {e.id: chunk_entry(e, settings.chunk_max_chars) for e in entries}
+        all_chunks = [c for cs in chunks_by_entry.values() for c in cs]
+        report.timings_s["chunk"] = round(time.monotonic() - started, 3)
+
+        texts = {c.content_hash: c.embed_text for c in all_chunks}
+        vectors, dim = _embed_missing(writer, texts, settings, embedder, report, progress)
+        if dim:
+            writer.create_vector_table(dim)
+            report.mode = "hybrid"
+        t = time.monotonic()
+        for n, entry in enumerate(entries, start=1):
+            writer.insert_entry(entry, chunks_by_entry[entry.id], vectors if dim else {})
+            if progress and (n % 200 == 0 or n == len(entries)):
+                progress("speichern", n, len(entries))
+        report.added = len(entries)
+        meta = {"mode": report.mode, "notice": report.notice}
+        if dim:
+            meta.update(embed_model=settings.embed_model, dim=dim)
+        report.generation = writer.bump_generation(**meta)
+        writer.conn.commit()
+        report.entries, report.chunks, report.vectors = writer.counts()
+        report.timings_s["store"] = round(time.monotonic() - t, 3)
+        writer.conn.execute("PRAGMA optimize")
+        writer.close()
+        _fsync(tmp)
+        os.replace(tmp, index_path)  # the atomic swap: readers see the old or the new file, never a mix
+    except BaseException:
+        writer.close()
+        _remove(tmp)
+        raise
+    report.timings_s["total"] = round(time.monotonic() - started, 3)
+    return report
+
+
+def _update(writer: SidecarWriter, entries, index_path, settings, embedder, progress) -> IndexReport:
+    started = time.monotonic()
+    meta = writer.get_meta()
+    report = IndexReport(path=index_path, full=False, mode=meta.get("mode", "lexical"))
+    old = writer.entry_hashes()
+    new = {e.id: e for e in entries}
+    changed = [e for e in entries if e.id in old and old[e.id] != e.content_hash]
+    added = [e for e in entries if e.id not in old]
+    removed = [i for i in old if i not in new]
+    report.unchanged = len(entries) - len(changed) - len(added)
+    report.added, report.updated, report.removed = len(added), len(changed), len(removed)
+
+    chunks_by_entry = {e.id: chunk_entry(e, settings.chunk_max_chars) for e in changed + added}
+    new_chunks = [c for cs in chunks_by_entry.values() for c in cs]
+    vectors: dict[str, bytes] = {}
+    leftover = writer.chunks_without_vectors() if report.mode == "hybrid" else []
+    if report.mode == "hybrid":
+        texts = {c.content_hash: c.embed_text for c in new_chunks}
+        texts.update({h: text for _, h, text in leftover})
+        vectors, _ = _embed_missing(writer, texts, settings, embedder, report, progress, dim=int(meta["dim"]))
+    if not (changed or added or removed or leftover):
+        report.entries, report.chunks, report.vectors = writer.counts()
+        report.generation = int(meta.get("generation", "0"))
+        report.timings_s["total"] = round(time.monotonic() - started, 3)
+        return report
+    with writer.conn:  # one transaction: all of the update or none of it
+        for entry_id in removed:
+            writer.delete_entry(entry_id)
+        for entry in changed:
+            writer.delete_entry(entry.id)
+        for entry in changed + added:
+            writer.insert_entry(entry, chunks_by_entry[entry.id], vectors)
+        if leftover:
+            _attach_cached_vectors(writer, settings.embed_model)
+        report.generation = writer.bump_generation(notice=report.notice)
+    report.entries, report.chunks, report.vectors = writer.counts()
+    report.timings_s["total"] = round(time.monotonic() - started, 3)
+    return report
+
+
+def _embed_missing(writer, texts: dict[str, str], settings, embedder, report, progress, dim: int = 0):
+    """Vectors for ``texts`` (content hash → text) from the cache, embedding what is missing.
+
+    Returns (hash → packed vector, dim). For a new index (``dim`` 0) a failing model server
+    gives ({}, 0): the caller builds lexical-only. For an existing hybrid index the cached
+    vectors are returned and the rest stay without a vector until the next run. What was
+    embedded before a failure stays in the cache either way.
+    """
+    fixed_dim = dim
+    cached = writer.cached_vectors(settings.embed_model, texts)
+    report.cache_hits = len(cached)
+    if embedder is None:
+        report.notice = "Kein Embedding-Modell erreichbar – Index nur lexikalisch (BM25)."
+        return (cached, dim) if fixed_dim else ({}, 0)
+    missing = [h for h in texts if h not in cached]
+    t = time.monotonic()
+    batch = max(1, settings.embed_batch_size) * 4
+    try:
+        for start in range(0, len(missing), batch):
+            part = missing[start : start + batch]
+            got = embedder.embed([texts[h] for h in part], model=settings.embed_model)
+            blobs = {}
+            for h, vec in zip(part, got):
+                if dim and len(vec) != dim:
+                    raise EmbeddingDimensionMismatch(
+                        f"Modell {settings.embed_model} liefert {len(vec)} Dimensionen, erwartet {dim}"
+                    )
+                dim = dim or len(vec)
+                blobs[h] = pack_vector(vec)
+            writer.cache_vectors(settings.embed_model, blobs)
+            writer.conn.commit()
+            cached.update(blobs)
+            report.embedded += len(part)
+            if progress:
+                progress("einbetten", min(start + batch, len(missing)), len(missing))
+    except OllamaError as exc:
+        writer.conn.commit()
+        if not fixed_dim:
+            report.notice = f"{exc.reason}: {exc} – Index nur lexikalisch (BM25)."
+            return {}, 0
+        report.notice = f"{exc.reason}: {exc} – neue Abschnitte vorerst nur lexikalisch auffindbar."
+        return cached, dim
+    report.timings_s["embed"] = round(time.monotonic() - t, 3)
+    if not dim and cached:
+        dim = len(next(iter(cached.values()))) // 4
+    return cached, dim
+
+
+def _attach_cached_vectors(writer, model: str) -> None:
+    """Give every chunk still lacking a vector the cached one, if the cache has it."""
+    rows = writer.chunks_without_vectors()
+    cached = writer.cached_vectors(model, [h for _, h, _ in rows])
+    for rowid, h, _ in rows:
+        if h in cached:
+            writer.set_chunk_vector(rowid, cached[h])
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: str) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass

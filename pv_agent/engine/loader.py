@@ -1,0 +1,218 @@
+"""Load the knowledge base: markdown files with YAML frontmatter → ``Entry`` objects.
+
+A malformed file is reported as ``file:line: message`` and skipped; the others load.
+A ``cross_refs`` target that does not exist is reported too, but only the dangling
+reference is dropped: one typo in a link must not take an entry out of the answers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from pathlib import Path
+
+import frontmatter
+import yaml
+
+from .types import BRIEFING_SECTIONS, SECTION_SUMMARY, SOURCE_FAMILIES, Entry, LoadIssue, LoadResult
+
+ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+STAND_PATTERN = re.compile(r"^(\d{4})-(\d{2})$")
+TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MAX_FILE_BYTES = 2 * 1024 * 1024
+LIST_FIELDS = ("tags", "legal_bases", "cross_refs")
+
+
+def entry_files(kb_dir: Path) -> list[Path]:
+    """The entry files: ``<kb>/dokumente/**/*.md`` (or ``<kb>/*.md`` for a flat folder).
+
+    Subfolders (e.g. one per cluster) are allowed, which is how two files can claim one id.
+    """
+    kb_dir = Path(kb_dir)
+    docs = kb_dir / "dokumente"
+    files = docs.rglob("*.md") if docs.is_dir() else kb_dir.glob("*.md")
+    return sorted((p for p in files if p.name.upper() not in ("INDEX.MD", "README.MD")), key=lambda p: str(p))
+
+
+def load_knowledge_base(kb_dir: str | Path) -> LoadResult:
+    kb_dir = Path(kb_dir)
+    if not kb_dir.is_dir():
+        return LoadResult([], [LoadIssue(str(kb_dir), 0, "Ordner der Wissensbasis nicht gefunden")])
+    result = LoadResult([])
+    first_file_of: dict[str, str] = {}
+    for path in entry_files(kb_dir):
+        rel = str(path.relative_to(kb_dir))
+        entry, issues = parse_entry_file(path, rel)
+        result.errors.extend(issues)
+        if entry is None:
+            continue
+        if entry.id in first_file_of:
+            result.errors.append(
+                LoadIssue(rel, _key_line(path, "id"), f"doppelte id '{entry.id}' (schon in {first_file_of[entry.id]})")
+            )
+            continue
+        first_file_of[entry.id] = rel
+        result.entries.append(entry)
+    result.entries = _drop_dangling_refs(result, kb_dir)
+    return result
+
+
+def parse_entry_file(path: Path, rel: str) -> tuple[Entry | None, list[LoadIssue]]:
+    """Parse one file; returns the entry (or None) and the problems found."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [LoadIssue(rel, 0, f"nicht lesbar: {exc.strerror}")]
+    if len(raw) > MAX_FILE_BYTES:
+        return None, [LoadIssue(rel, 0, f"Datei zu groß ({len(raw) // 1024} KiB, höchstens {MAX_FILE_BYTES // 1024} KiB)")]
+    if b"\x00" in raw:
+        return None, [LoadIssue(rel, 0, "keine Textdatei (enthält Null-Bytes)")]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [LoadIssue(rel, line, "kein gültiges UTF-8")]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return parse_entry_text(text, rel, expected_id=Path(rel).stem)
+
+
+def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tuple[Entry | None, list[LoadIssue]]:
+    if not text.startswith("---\n"):
+        return None, [LoadIssue(rel, 1, "Frontmatter fehlt (die Datei muss mit '---' beginnen)")]
+    if "\n---\n" not in text[3:] and not text.rstrip().endswith("\n---"):
+        return None, [LoadIssue(rel, 1, "Frontmatter wird nicht mit '---' geschlossen")]
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1  # frontmatter text starts after the opening "---"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context_mark", None)
+        if context is not None and context.line + 1 != line:
+            problem += f" ({getattr(exc, 'context', 'begonnen')} in Zeile {context.line + 1})"
+        return None, [LoadIssue(rel, line, f"YAML-Fehler im Frontmatter: {problem}")]
+    except ValueError as exc:
+        return None, [LoadIssue(rel, 1, f"Frontmatter nicht lesbar: {exc}")]
+    meta = post.metadata
+    lines = text.split("\n")
+
+    def at(key: str) -> int:
+        return _line_of_key(lines, key)
+
+    issues: list[LoadIssue] = []
+    for key in ("id", "title", "stand", "topic", "source"):
+        value = meta.get(key)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            issues.append(LoadIssue(rel, at(key) or 1, f"Pflichtfeld '{key}' fehlt"))
+        elif not isinstance(value, str):
+            issues.append(LoadIssue(rel, at(key), f"'{key}' muss Text sein, nicht {type(value).__name__}"))
+    if issues:
+        return None, issues
+
+    entry_id, stand = meta["id"].strip(), meta["stand"].strip()
+    if not ID_PATTERN.match(entry_id):
+        issues.append(LoadIssue(rel, at("id"), f"ungültige id '{entry_id}' (erlaubt: a-z, 0-9, Bindestriche)"))
+    elif expected_id is not None and entry_id != expected_id:
+        issues.append(LoadIssue(rel, at("id"), f"id '{entry_id}' passt nicht zum Dateinamen '{expected_id}.md'"))
+    m = STAND_PATTERN.match(stand)
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        issues.append(LoadIssue(rel, at("stand"), f"ungültiger stand '{stand}' (erwartet JJJJ-MM, Monat 01–12)"))
+    if not TOPIC_PATTERN.match(meta["topic"].strip()):
+        issues.append(LoadIssue(rel, at("topic"), f"ungültiges topic '{meta['topic']}' (Kleinbuchstaben und Bindestriche)"))
+    if meta["source"] not in SOURCE_FAMILIES:
+        issues.append(
+            LoadIssue(rel, at("source"), f"unbekannte source '{meta['source']}' (erlaubt: {', '.join(SOURCE_FAMILIES)})")
+        )
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in LIST_FIELDS:
+        value = meta.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+            issues.append(LoadIssue(rel, at(key), f"'{key}' muss eine Liste von Texten sein"))
+            continue
+        lists[key] = tuple(str(v).strip() for v in value if str(v).strip())
+    official = meta.get("official", True)
+    if not isinstance(official, bool):
+        issues.append(LoadIssue(rel, at("official"), "'official' muss true oder false sein"))
+
+    body = post.content.strip("\n")
+    body_offset = len(text.split("\n")) - len(post.content.split("\n"))
+    issues.extend(_check_body(body, meta["source"], rel, body_offset))
+    if issues:
+        return None, issues
+
+    return (
+        Entry(
+            id=entry_id,
+            title=meta["title"].strip(),
+            stand=stand,
+            topic=meta["topic"].strip(),
+            source=meta["source"],
+            body=body,
+            official=official,
+            tags=lists["tags"],
+            legal_bases=lists["legal_bases"],
+            cross_refs=lists["cross_refs"],
+            source_ref=str(meta.get("source_ref") or "").strip(),
+            path=rel,
+            content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        ),
+        [],
+    )
+
+
+def h2_headings(body: str) -> list[tuple[int, str]]:
+    """(0-based line, heading) of every H2 outside fenced code."""
+    found, fenced = [], False
+    for i, line in enumerate(body.split("\n")):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            found.append((i, line[3:].strip()))
+    return found
+
+
+def _check_body(body: str, source: str, rel: str, offset: int) -> list[LoadIssue]:
+    if not body.strip():
+        return [LoadIssue(rel, offset + 1, "Text fehlt (kein Inhalt nach dem Frontmatter)")]
+    headings = h2_headings(body)
+    names = [h for _, h in headings]
+    if not headings:
+        return [LoadIssue(rel, offset + 1, "keine H2-Abschnitte ('## …')")]
+    if names[0] != SECTION_SUMMARY:
+        return [LoadIssue(rel, offset + headings[0][0] + 1, f"erster Abschnitt muss '## {SECTION_SUMMARY}' sein")]
+    if source == "briefing" and names != list(BRIEFING_SECTIONS):
+        missing = [s for s in BRIEFING_SECTIONS if s not in names]
+        what = f"fehlt: {', '.join(missing)}" if missing else f"Reihenfolge/Zusatz: {', '.join(names)}"
+        return [LoadIssue(rel, offset + 1, f"Abschnitte eines briefing-Eintrags weichen ab ({what})")]
+    return []
+
+
+def _drop_dangling_refs(result: LoadResult, kb_dir: Path) -> list[Entry]:
+    known = {e.id for e in result.entries}
+    kept = []
+    for entry in result.entries:
+        dangling = [r for r in entry.cross_refs if r not in known]
+        if dangling:
+            line = _key_line(kb_dir / entry.path, "cross_refs")
+            for ref in dangling:
+                result.errors.append(LoadIssue(entry.path, line, f"cross_ref '{ref}' verweist auf keinen Eintrag"))
+            entry = dataclasses.replace(entry, cross_refs=tuple(r for r in entry.cross_refs if r in known))
+        kept.append(entry)
+    return kept
+
+
+def _line_of_key(lines: list[str], key: str) -> int:
+    for i, line in enumerate(lines[1:], start=2):
+        if line.strip() == "---":
+            break
+        if line.startswith(f"{key}:"):
+            return i
+    return 0
+
+
+def _key_line(path: Path, key: str) -> int:
+    try:
+        lines = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return 0
+    return _line_of_key(lines, key) or 1

@@ -1,0 +1,5 @@
+from . import engine_bridge
+from . import pv_agent_entry
+from . import pv_agent_index_job
+from . import pv_agent_conversation
+from . import res_config_settings

@@ -1,0 +1,91 @@
+"""The one seam between Odoo and the engine: settings, the sidecar path, open indexes.
+
+Plain functions, no models. Everything the addon does with the engine goes through here,
+so the tests can redirect the sidecar to a temporary folder with one patch.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from odoo.tools import config
+
+from ..engine.config import Settings
+
+_logger = logging.getLogger(__name__)
+
+ADDON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_KB_PATH = os.path.normpath(os.path.join(ADDON_DIR, "..", "wissensbasis"))
+
+# ir.config_parameter keys → Settings fields (the Settings page writes these).
+PARAM_FIELDS = {
+    "pv_agent.ollama_url": ("ollama_url", str),
+    "pv_agent.chat_model": ("chat_model", str),
+    "pv_agent.embed_model": ("embed_model", str),
+    "pv_agent.num_ctx": ("num_ctx", int),
+    "pv_agent.top_k": ("top_k", int),
+}
+PARAM_KB_PATH = "pv_agent.kb_path"
+PARAM_INDEX_DIRTY = "pv_agent.index_dirty"
+
+DEFAULTS = Settings()
+
+# One open SidecarIndex per sidecar path and worker process; .refresh() notices a rebuild.
+_open_indexes: dict = {}
+_open_lock = threading.Lock()
+
+
+def engine_settings(env, **overrides) -> Settings:
+    """Engine settings: defaults, PV_AGENT_* / OLLAMA_URL environment, then Odoo's parameters."""
+    icp = env["ir.config_parameter"].sudo()
+    values = {}
+    for key, (field, kind) in PARAM_FIELDS.items():
+        raw = icp.get_param(key)
+        if raw not in (None, "", False):
+            try:
+                values[field] = kind(raw)
+            except ValueError:
+                _logger.warning("pv_agent: ignoring invalid parameter %s=%r", key, raw)
+    values.update({k: v for k, v in overrides.items() if v not in (None, "", False, 0)})
+    return Settings.from_env(**values)
+
+
+def kb_path(env) -> str:
+    path = env["ir.config_parameter"].sudo().get_param(PARAM_KB_PATH) or DEFAULT_KB_PATH
+    return os.path.normpath(os.path.expanduser(path))
+
+
+def index_path(dbname: str) -> str:
+    """The database's sidecar file, beside Odoo's filestore in the data directory."""
+    return os.path.join(config["data_dir"], "pv_agent", dbname, "index.db")
+
+
+def open_index(dbname: str):
+    """This process's open index for the database, refreshed; None if none was built yet."""
+    from ..engine.store import SidecarIndex
+
+    path = index_path(dbname)
+    with _open_lock:
+        index = _open_indexes.get(path)
+        if index is None:
+            if not os.path.exists(path):
+                return None
+            index = SidecarIndex.open(path)
+            _open_indexes[path] = index
+    index.refresh()
+    return index
+
+
+def index_stats(dbname: str) -> dict | None:
+    index = open_index(dbname)
+    return index.stats() if index is not None else None
+
+
+def forget_index(dbname: str) -> None:
+    """Drop the cached handle (tests that delete the sidecar use this)."""
+    with _open_lock:
+        index = _open_indexes.pop(index_path(dbname), None)
+    close = getattr(index, "close", None)
+    if close:
+        close()

@@ -1,0 +1,233 @@
+"""Conversations and their messages; a question is answered by a queued job, not in the request.
+
+``action_ask`` stores the question at once (state ``pending``) and wakes the cron. The cron
+(``_cron_answer_pending``) commits before the language-model call, so the wait holds no
+database transaction, then stores the answer with its full answer object — the audit trail —
+and pushes it to the asker over the bus. A failure leaves the question in state ``error``.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from odoo import api, fields, models
+from odoo.exceptions import AccessError, UserError
+
+from . import engine_bridge
+
+_logger = logging.getLogger(__name__)
+
+BUS_TYPE = "pv_agent/answer"
+MAX_QUESTION_CHARS = 4000
+RUNNING_STUCK_MINUTES = 15
+ANSWER_STATES = [
+    ("answered", "Beantwortet"),
+    ("answered_after_retry", "Beantwortet nach Korrektur"),
+    ("uncertain", "Unsicher"),
+    ("refused", "Keine Aussage in der Wissensbasis"),
+    ("off_topic", "Außerhalb des Themas"),
+    ("sources_only", "Nur Quellen (kein Sprachmodell erreichbar)"),
+]
+MESSAGE_STATES = [("pending", "Wartet"), ("running", "Wird beantwortet"), ("done", "Beantwortet"),
+                  ("error", "Fehler")] + ANSWER_STATES
+
+
+def _check_user(env):
+    if not env.user.has_group("pv_agent.group_user"):
+        raise AccessError(env._("Sie haben keinen Zugriff auf den PV-Agent."))
+
+
+class PvAgentConversation(models.Model):
+    _name = "pv_agent.conversation"
+    _description = "PV-Agent: Gespräch"
+    _order = "last_message_at desc, id desc"
+
+    name = fields.Char("Titel", required=True, default=lambda self: self.env._("Neues Gespräch"))
+    user_id = fields.Many2one("res.users", "Benutzer", required=True, index=True, readonly=True,
+                              default=lambda self: self.env.user, ondelete="cascade")
+    message_ids = fields.One2many("pv_agent.message", "conversation_id", "Nachrichten")
+    message_count = fields.Integer("Anzahl Nachrichten", compute="_compute_message_count")
+    last_message_at = fields.Datetime("Letzte Nachricht", readonly=True, index=True)
+
+    @api.depends("message_ids")
+    def _compute_message_count(self):
+        for conv in self:
+            conv.message_count = len(conv.message_ids)
+
+    @api.model
+    def action_ask(self, question, conversation_id=None):
+        """Store ``question`` in the user's conversation (a new one if none) and queue the answer.
+
+        Returns ``{conversation_id, message_id, state}``; the answer arrives over the bus
+        (type ``pv_agent/answer``) and is stored as a message of the conversation.
+        """
+        _check_user(self.env)
+        question = (question or "").strip()
+        if not question:
+            raise UserError(self.env._("Bitte eine Frage eingeben."))
+        if len(question) > MAX_QUESTION_CHARS:
+            raise UserError(self.env._("Die Frage ist zu lang (höchstens %s Zeichen).", MAX_QUESTION_CHARS))
+        if conversation_id:
+            conv = self.browse(int(conversation_id)).exists()
+            if not conv:
+                raise UserError(self.env._("Das Gespräch gibt es nicht mehr."))
+            conv.check_access("write")
+            if conv.user_id != self.env.user:
+                raise AccessError(self.env._("Sie können nur in Ihren eigenen Gesprächen fragen."))
+        else:
+            title = question if len(question) <= 60 else question[:57].rstrip() + "…"
+            conv = self.create({"name": title})
+        now = fields.Datetime.now()
+        message = self.env["pv_agent.message"].sudo().create({
+            "conversation_id": conv.id, "role": "question", "body": question,
+            "state": "pending", "author_id": self.env.user.id,
+        })
+        conv.sudo().last_message_at = now
+        self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
+        return {"conversation_id": conv.id, "message_id": message.id, "state": message.state}
+
+
+class PvAgentMessage(models.Model):
+    _name = "pv_agent.message"
+    _description = "PV-Agent: Nachricht"
+    _order = "id"
+    _rec_name = "conversation_id"
+
+    conversation_id = fields.Many2one("pv_agent.conversation", "Gespräch", required=True, index=True,
+                                      ondelete="cascade", readonly=True)
+    user_id = fields.Many2one(related="conversation_id.user_id", store=True, string="Benutzer")
+    author_id = fields.Many2one("res.users", "Gefragt von", readonly=True)
+    role = fields.Selection([("question", "Frage"), ("answer", "Antwort")], "Rolle", required=True,
+                            readonly=True)
+    body = fields.Text("Text", readonly=True)
+    state = fields.Selection(MESSAGE_STATES, "Status", required=True, default="pending", readonly=True,
+                             index=True)
+    error = fields.Text("Fehler", readonly=True)
+    question_id = fields.Many2one("pv_agent.message", "Frage", readonly=True, ondelete="cascade",
+                                  index="btree_not_null")
+    answer_id = fields.Many2one("pv_agent.message", "Antwort", compute="_compute_answer_id")
+    answer_json = fields.Text("Antwortobjekt (Prüfpfad)", readonly=True)
+    citation_entry_ids = fields.Many2many("pv_agent.entry", "pv_agent_message_citation_rel", "message_id",
+                                          "entry_id", string="Zitierte Einträge", readonly=True,
+                                          context={"active_test": False})
+    duration_ms = fields.Integer("Dauer (ms)", readonly=True)
+    chat_model = fields.Char("Sprachmodell", readonly=True)
+    embed_model = fields.Char("Einbettungsmodell", readonly=True)
+    prompt_version = fields.Char("Prompt-Version", readonly=True)
+
+    def _compute_answer_id(self):
+        answers = self.search([("question_id", "in", self.ids)]) if self.ids else self.browse()
+        by_question = {a.question_id.id: a for a in answers}
+        for msg in self:
+            msg.answer_id = by_question.get(msg.id, False)
+
+    def action_retry(self):
+        """Queue a failed question again."""
+        _check_user(self.env)
+        for msg in self:
+            msg.check_access("read")
+            if msg.role != "question" or msg.state != "error":
+                raise UserError(self.env._("Nur fehlgeschlagene Fragen können erneut gestellt werden."))
+            if msg.author_id != self.env.user and not self.env.user.has_group("pv_agent.group_manager"):
+                raise AccessError(self.env._("Sie können nur Ihre eigenen Fragen erneut stellen."))
+        self.sudo().write({"state": "pending", "error": False})
+        self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
+        return True
+
+    # -- the job -----------------------------------------------------------------------------
+    @api.model
+    def _cron_answer_pending(self):
+        """Answer pending questions, oldest first (the cron ``PV-Agent: Fragen beantworten``)."""
+        cron = self.env["ir.cron"]
+        self._fail_stuck()
+        while True:
+            question = self.search([("role", "=", "question"), ("state", "=", "pending")], order="id", limit=1)
+            if not question:
+                break
+            remaining = self.search_count([("role", "=", "question"), ("state", "=", "pending")])
+            question._answer()
+            if not cron._commit_progress(1, remaining=max(remaining - 1, 0)):
+                break
+
+    @api.model
+    def _fail_stuck(self):
+        limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=RUNNING_STUCK_MINUTES)
+        stuck = self.search([("role", "=", "question"), ("state", "=", "running"), ("write_date", "<", limit)])
+        for question in stuck:
+            question._fail(self.env._("Die Beantwortung wurde abgebrochen. Bitte erneut fragen."))
+
+    def _answer(self):
+        """Answer one question. Commits before the model call and after storing the result."""
+        self.ensure_one()
+        from ..engine.ask import ask
+        from ..engine.ollama import OllamaClient
+
+        asker = self.author_id or self.conversation_id.user_id
+        if not asker.has_group("pv_agent.group_user"):
+            # Knowledge text reaches a prompt only for users allowed to read it.
+            return self._fail(self.env._("Der Benutzer hat keinen Zugriff (mehr) auf den PV-Agent."))
+        index = engine_bridge.open_index(self.env.cr.dbname)
+        if index is None:
+            return self._fail(self.env._("Es gibt noch keinen Index. Ein PV-Agent-Manager muss die "
+                                         "Wissensbasis importieren und neu indizieren."))
+        settings = engine_bridge.engine_settings(self.env)
+        question_text = self.body
+        self.write({"state": "running"})
+        self.env["ir.cron"]._commit_progress(0)  # no transaction stays open during the model call
+        started = time.monotonic()
+        try:
+            answer = ask(question_text, index, settings, client=OllamaClient(settings))
+            data = answer.as_dict()
+        except Exception as exc:  # any failure must leave the question visibly failed, never lost
+            _logger.exception("pv_agent: answering message %s failed", self.id)
+            self.env.cr.rollback()
+            reason = getattr(exc, "reason", "")
+            return self._fail(f"{reason}: {exc}" if reason else (str(exc) or type(exc).__name__))
+        self._store_answer(data, int((time.monotonic() - started) * 1000))
+
+    def _store_answer(self, data: dict, duration_ms: int):
+        cited = [c.get("id") for c in data.get("citations") or [] if c.get("id")]
+        entries = self.env["pv_agent.entry"].with_context(active_test=False).search([("entry_id", "in", cited)])
+        models_used = data.get("models") or {}
+        state = data.get("state") if data.get("state") in dict(ANSWER_STATES) else "uncertain"
+        answer = self.create({
+            "conversation_id": self.conversation_id.id,
+            "role": "answer",
+            "question_id": self.id,
+            "author_id": self.author_id.id,
+            "body": data.get("answer") or "",
+            "state": state,
+            "answer_json": json.dumps(data, ensure_ascii=False, indent=1, default=str),
+            "citation_entry_ids": [fields.Command.set(entries.ids)],
+            "duration_ms": duration_ms,
+            "chat_model": models_used.get("chat") or models_used.get("chat_model") or "",
+            "embed_model": models_used.get("embed") or models_used.get("embed_model") or "",
+            "prompt_version": str(data.get("prompt_version") or ""),
+        })
+        self.write({"state": "done"})
+        self.conversation_id.last_message_at = fields.Datetime.now()
+        self._notify(answer)
+        return answer
+
+    def _fail(self, reason: str):
+        self.write({"state": "error", "error": reason})
+        self._notify(None)
+
+    def _notify(self, answer):
+        """Push the result to the asker's browser tabs (channel: their partner)."""
+        user = self.conversation_id.user_id
+        payload = {
+            "conversation_id": self.conversation_id.id,
+            "question_id": self.id,
+            "question_state": self.state,
+            "error": self.error or False,
+        }
+        if answer:
+            payload.update({
+                "answer_id": answer.id,
+                "state": answer.state,
+                "body": answer.body,
+                "citations": json.loads(answer.answer_json).get("citations") or [],
+            })
+        user._bus_send(BUS_TYPE, payload)

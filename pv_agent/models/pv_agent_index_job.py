@@ -1,0 +1,192 @@
+"""Imports and reindex runs, as records the admin can watch; reindexing runs in a cron job.
+
+"Neu indizieren" only queues a job and triggers the cron (Odoo's job queue); the cron builds
+the sidecar from the entry records. The engine writes the new index beside the old one and
+swaps it in at the end, so questions keep using the old index until then.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+
+from odoo import api, fields, models
+
+from ..engine.ollama import OllamaClient
+from . import engine_bridge
+
+_logger = logging.getLogger(__name__)
+
+PROGRESS_EVERY_SECONDS = 1.0
+STUCK_AFTER_MINUTES = 60
+
+
+class PvAgentIndexJob(models.Model):
+    _name = "pv_agent.index.job"
+    _description = "PV-Agent: Import- und Indexlauf"
+    _order = "id desc"
+    _rec_name = "display_name"
+
+    kind = fields.Selection([("import", "Import der Wissensbasis"), ("reindex", "Neuindizierung")],
+                            "Art", required=True, readonly=True)
+    state = fields.Selection([("queued", "Eingeplant"), ("running", "Läuft"), ("done", "Fertig"),
+                              ("failed", "Fehlgeschlagen")], "Status", default="queued", required=True,
+                             readonly=True, index=True)
+    full = fields.Boolean("Vollständig neu", readonly=True,
+                          help="Alle Abschnitte neu einbetten statt nur geänderte")
+    requested_by = fields.Many2one("res.users", "Angefordert von", default=lambda self: self.env.user,
+                                   readonly=True)
+    date_start = fields.Datetime("Beginn", default=fields.Datetime.now, readonly=True)
+    date_end = fields.Datetime("Ende", readonly=True)
+    seconds = fields.Float("Dauer (s)", readonly=True)
+    progress_done = fields.Integer("Erledigt", readonly=True)
+    progress_total = fields.Integer("Gesamt", readonly=True)
+    progress = fields.Float("Fortschritt (%)", compute="_compute_progress")
+    kb_path = fields.Char("Ordner", readonly=True)
+    entries = fields.Integer("Einträge", readonly=True)
+    chunks = fields.Integer("Abschnitte", readonly=True)
+    embedded = fields.Integer("Neu eingebettet", readonly=True)
+    mode = fields.Char("Modus", readonly=True)
+    message = fields.Text("Ergebnis", readonly=True)
+    report_json = fields.Text("Bericht (JSON)", readonly=True)
+
+    @api.depends("progress_done", "progress_total", "state")
+    def _compute_progress(self):
+        for job in self:
+            if job.state == "done":
+                job.progress = 100.0
+            else:
+                job.progress = 100.0 * job.progress_done / job.progress_total if job.progress_total else 0.0
+
+    @api.depends("kind", "date_start")
+    def _compute_display_name(self):
+        labels = dict(self._fields["kind"].selection)
+        for job in self:
+            when = fields.Datetime.to_string(job.date_start) if job.date_start else ""
+            job.display_name = f"{labels.get(job.kind, '')} {when}".strip()
+
+    # -- queueing ----------------------------------------------------------------------------
+    @api.model
+    def action_queue_reindex(self, full=False):
+        """Queue a reindex (one at a time) and wake the cron; returns a notification."""
+        self.env["pv_agent.entry"]._check_manager()
+        job = self.sudo().search([("kind", "=", "reindex"), ("state", "in", ("queued", "running"))], limit=1)
+        if not job:
+            job = self.sudo().create({"kind": "reindex", "state": "queued", "full": full})
+        self.env.ref("pv_agent.ir_cron_pv_agent_reindex").sudo()._trigger()
+        return {
+            "type": "ir.actions.client",
+            "tag": "display_notification",
+            "params": {
+                "title": self.env._("Neuindizierung eingeplant"),
+                "message": self.env._("Der Index wird im Hintergrund neu aufgebaut; Fragen nutzen bis "
+                                      "zum Abschluss den bisherigen Index."),
+                "type": "info",
+                "next": {"type": "ir.actions.client", "tag": "soft_reload"},
+            },
+            "job_id": job.id,
+        }
+
+    # -- the cron ----------------------------------------------------------------------------
+    @api.model
+    def _cron_run_queued(self):
+        """Run queued reindex jobs, oldest first (the cron ``PV-Agent: Neu indizieren``)."""
+        cron = self.env["ir.cron"]
+        self._fail_stuck_jobs()
+        while True:
+            job = self.search([("kind", "=", "reindex"), ("state", "=", "queued")], order="id", limit=1)
+            if not job:
+                break
+            job._run_reindex()
+            if not cron._commit_progress(1):
+                break
+
+    def _fail_stuck_jobs(self):
+        limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=STUCK_AFTER_MINUTES)
+        stuck = self.search([("state", "=", "running"), ("date_start", "<", limit)])
+        stuck.write({"state": "failed", "date_end": fields.Datetime.now(),
+                     "message": self.env._("Abgebrochen (Prozess beendet?) – bitte erneut starten.")})
+
+    def _run_reindex(self):
+        """Build the sidecar from the entry records. Commits: running → progress → done/failed."""
+        self.ensure_one()
+        cron = self.env["ir.cron"]
+        Entry = self.env["pv_agent.entry"].sudo().with_context(active_test=False)
+        records = Entry.search([])
+        snapshot = {rec.id: (rec.content_hash, rec.active) for rec in records}
+        entries = records.filtered("active")._engine_entries()
+        settings = engine_bridge.engine_settings(self.env)
+        path = engine_bridge.index_path(self.env.cr.dbname)
+        self.write({"state": "running", "date_start": fields.Datetime.now(), "progress_done": 0,
+                    "progress_total": len(entries), "message": False})
+        cron._commit_progress(remaining=1)  # the admin sees "running" now
+        started = time.monotonic()
+        last = [0.0]
+
+        def progress(done, total, *_rest):
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_EVERY_SECONDS or done >= total:
+                last[0] = now
+                self.write({"progress_done": done, "progress_total": total})
+                cron._commit_progress(0)
+
+        try:
+            from ..engine.indexer import build_index
+
+            report = build_index(entries, path, settings, embedder=OllamaClient(settings),
+                                 full=self.full, progress=progress)
+        except Exception as exc:  # the job must end visibly failed, with the cause, whatever broke
+            _logger.exception("pv_agent: reindex job %s failed", self.id)
+            self.env.cr.rollback()
+            self.write({"state": "failed", "date_end": fields.Datetime.now(),
+                        "seconds": round(time.monotonic() - started, 2),
+                        "message": self.env._("Neuindizierung fehlgeschlagen, der bisherige Index bleibt "
+                                              "in Betrieb: %(error)s", error=_describe(exc))})
+            return
+        self._mark_indexed(Entry, snapshot)
+        data = _as_dict(report)
+        self.write({
+            "state": "done",
+            "date_end": fields.Datetime.now(),
+            "seconds": round(time.monotonic() - started, 2),
+            "progress_done": len(entries),
+            "entries": data.get("entries", len(entries)),
+            "chunks": data.get("chunks", 0),
+            "embedded": data.get("embedded", 0),
+            "mode": data.get("mode", ""),
+            "message": self.env._("%(entries)s Einträge, %(chunks)s Abschnitte, %(embedded)s neu eingebettet "
+                                  "(Modus: %(mode)s).", entries=data.get("entries", len(entries)),
+                                  chunks=data.get("chunks", 0), embedded=data.get("embedded", 0),
+                                  mode=data.get("mode", "?")),
+            "report_json": json.dumps(data, ensure_ascii=False, indent=1, default=str),
+        })
+
+    @api.model
+    def _mark_indexed(self, Entry, snapshot):
+        """Clear the stale flag of entries that did not change while the index was built."""
+        current = Entry.browse(list(snapshot)).exists()
+        unchanged = current.filtered(lambda r: snapshot[r.id] == (r.content_hash, r.active))
+        unchanged.write({"stale": False})
+        if len(unchanged) == len(snapshot):
+            self.env["ir.config_parameter"].sudo().set_param(engine_bridge.PARAM_INDEX_DIRTY, "")
+
+    @api.model
+    def _index_is_stale(self) -> bool:
+        Entry = self.env["pv_agent.entry"].sudo().with_context(active_test=False)
+        dirty = self.env["ir.config_parameter"].sudo().get_param(engine_bridge.PARAM_INDEX_DIRTY)
+        return bool(dirty) or bool(Entry.search_count([("stale", "=", True)], limit=1))
+
+
+def _as_dict(report) -> dict:
+    if dataclasses.is_dataclass(report):
+        return dataclasses.asdict(report)
+    if hasattr(report, "as_dict"):
+        return report.as_dict()
+    return dict(vars(report)) if report is not None else {}
+
+
+def _describe(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", "")
+    text = str(exc) or type(exc).__name__
+    return f"{reason}: {text}" if reason else text

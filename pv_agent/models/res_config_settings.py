@@ -1,0 +1,103 @@
+"""Settings → PV-Agent: Ollama, models, retrieval, knowledge-base folder, index status."""
+from __future__ import annotations
+
+from odoo import api, fields, models
+
+from ..engine.ollama import OllamaClient, OllamaError
+from . import engine_bridge
+
+D = engine_bridge.DEFAULTS
+
+
+class ResConfigSettings(models.TransientModel):
+    _inherit = "res.config.settings"
+
+    pv_agent_ollama_url = fields.Char("Ollama-URL", config_parameter="pv_agent.ollama_url", default=D.ollama_url)
+    pv_agent_chat_model = fields.Char("Sprachmodell", config_parameter="pv_agent.chat_model", default=D.chat_model)
+    pv_agent_embed_model = fields.Char("Einbettungsmodell", config_parameter="pv_agent.embed_model",
+                                       default=D.embed_model)
+    pv_agent_num_ctx = fields.Integer("Kontextfenster (num_ctx)", config_parameter="pv_agent.num_ctx",
+                                      default=D.num_ctx)
+    pv_agent_top_k = fields.Integer("Quellen pro Antwort (top-k)", config_parameter="pv_agent.top_k",
+                                    default=D.top_k)
+    pv_agent_kb_path = fields.Char("Ordner der Wissensbasis", config_parameter=engine_bridge.PARAM_KB_PATH,
+                                   default=lambda self: engine_bridge.DEFAULT_KB_PATH)
+
+    pv_agent_index_entries = fields.Integer("Einträge im Index", compute="_compute_pv_agent_index")
+    pv_agent_index_chunks = fields.Integer("Abschnitte im Index", compute="_compute_pv_agent_index")
+    pv_agent_index_vectors = fields.Boolean("Vektoren vorhanden", compute="_compute_pv_agent_index")
+    pv_agent_index_built_at = fields.Char("Erstellt am", compute="_compute_pv_agent_index")
+    pv_agent_index_generation = fields.Integer("Generation", compute="_compute_pv_agent_index")
+    pv_agent_index_exists = fields.Boolean("Index vorhanden", compute="_compute_pv_agent_index")
+    pv_agent_index_stale = fields.Boolean("Index veraltet", compute="_compute_pv_agent_index")
+    pv_agent_last_job_id = fields.Many2one("pv_agent.index.job", "Letzter Lauf", compute="_compute_pv_agent_index")
+    pv_agent_entry_count = fields.Integer("Aktive Einträge", compute="_compute_pv_agent_index")
+
+    @api.depends_context("uid")
+    def _compute_pv_agent_index(self):
+        stats = engine_bridge.index_stats(self.env.cr.dbname) or {}
+        Job = self.env["pv_agent.index.job"].sudo()
+        last = Job.search([], limit=1)
+        stale = Job._index_is_stale()
+        count = self.env["pv_agent.entry"].sudo().search_count([])
+        for rec in self:
+            rec.pv_agent_index_exists = bool(stats)
+            rec.pv_agent_index_entries = stats.get("entries", 0)
+            rec.pv_agent_index_chunks = stats.get("chunks", 0)
+            rec.pv_agent_index_vectors = bool(stats.get("vectors"))
+            rec.pv_agent_index_built_at = str(stats.get("built_at") or "")
+            rec.pv_agent_index_generation = int(stats.get("generation") or 0)
+            rec.pv_agent_index_stale = stale or not stats
+            rec.pv_agent_last_job_id = last
+            rec.pv_agent_entry_count = count
+
+    def _pv_agent_form_settings(self):
+        """Engine settings from the values on the form (they may not be saved yet)."""
+        self.ensure_one()
+        return engine_bridge.engine_settings(
+            self.env, ollama_url=self.pv_agent_ollama_url, chat_model=self.pv_agent_chat_model,
+            embed_model=self.pv_agent_embed_model, num_ctx=self.pv_agent_num_ctx, top_k=self.pv_agent_top_k)
+
+    def action_pv_agent_test_connection(self):
+        """List the models Ollama has and say whether the configured ones are among them."""
+        self.env["pv_agent.entry"]._check_manager()
+        settings = self._pv_agent_form_settings()
+        try:
+            names = OllamaClient(settings).list_models()
+        except OllamaError as exc:
+            return _notify(self.env._("Verbindung fehlgeschlagen"), f"{exc.reason}: {exc}", "danger")
+        have = set(names) | {n.removesuffix(":latest") for n in names}
+        missing = [m for m in (settings.chat_model, settings.embed_model) if m not in have]
+        listing = ", ".join(names) or self.env._("(keine)")
+        if missing:
+            text = self.env._("Ollama erreichbar, aber es fehlen: %(missing)s. Vorhanden: %(listing)s",
+                              missing=", ".join(missing), listing=listing)
+            return _notify(self.env._("Modelle fehlen"), text, "warning", models=names, missing=missing)
+        text = self.env._("Ollama erreichbar, Sprach- und Einbettungsmodell vorhanden. Modelle: %s", listing)
+        return _notify(self.env._("Verbindung in Ordnung"), text, "success", models=names, missing=[])
+
+    def action_pv_agent_reindex(self):
+        return self.env["pv_agent.index.job"].action_queue_reindex()
+
+    def action_pv_agent_import(self):
+        self.env["pv_agent.entry"]._check_manager()
+        job = self.env["pv_agent.entry"].action_import_knowledge_base(self.pv_agent_kb_path or None)
+        return {
+            "type": "ir.actions.act_window",
+            "res_model": "pv_agent.index.job",
+            "res_id": job.id,
+            "view_mode": "form",
+            "target": "new",
+        }
+
+    def action_pv_agent_open_jobs(self):
+        return self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_index_job")
+
+
+def _notify(title, message, kind, **extra):
+    return {
+        "type": "ir.actions.client",
+        "tag": "display_notification",
+        "params": {"title": title, "message": message, "type": kind, "sticky": kind != "success"},
+        **extra,
+    }

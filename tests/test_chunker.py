@@ -1,0 +1,62 @@
+"""Chunking: one chunk per H2 section, key values on their own, long sections split cleanly."""
+from __future__ import annotations
+
+from pv_agent.engine.chunker import chunk_entry, split_long
+from pv_agent.engine.loader import parse_entry_text
+
+from kbfactory import entry_text
+
+
+def _entry(**kw):
+    entry, issues = parse_entry_text(entry_text("pv-sz-01", "Sonstige Bezüge", **kw), "pv-sz-01.md")
+    assert not issues
+    return entry
+
+
+def test_one_chunk_per_section_with_a_metadata_header():
+    chunks = chunk_entry(_entry())
+    assert [c.section for c in chunks] == [
+        "Zusammenfassung", "Kernwerte & Fristen", "Rechtsgrundlagen", "Payroll-Relevanz (Odoo)", "Verweise",
+    ]
+    assert [c.kind for c in chunks] == ["content", "key_values", "content", "content", "references"]
+    assert chunks[1].header == (
+        "[pv-sz-01] Sonstige Bezüge · Stand 2025-01 · sonderzahlungen · briefing · Abschnitt: Kernwerte & Fristen"
+    )
+    assert chunks[1].text.startswith("| Wert | 2025 |")
+    assert [c.chunk_id for c in chunks] == [f"pv-sz-01#{i}" for i in range(5)]
+
+
+def test_non_official_entries_say_so_in_the_header():
+    chunks = chunk_entry(_entry(official=False))
+    assert "nicht amtlich" in chunks[0].header
+
+
+def test_editing_one_section_changes_only_that_chunks_hash():
+    before = chunk_entry(_entry(summary="Alter Text."))
+    after = chunk_entry(_entry(summary="Neuer Text."))
+    changed = [b.section for b, a in zip(before, after) if b.content_hash != a.content_hash]
+    assert changed == ["Zusammenfassung"]
+
+
+def test_long_section_is_split_at_paragraph_boundaries():
+    paragraphs = [f"Absatz {i}: " + " ".join(["Wort"] * 60) for i in range(8)]
+    chunks = chunk_entry(_entry(summary="\n\n".join(paragraphs)), max_chars=800)
+    summary_parts = [c for c in chunks if c.section == "Zusammenfassung"]
+    assert len(summary_parts) > 1
+    for part in summary_parts:
+        assert len(part.text) <= 800
+        assert part.text.startswith("Absatz ")  # every part starts at a paragraph
+        assert "(Teil " in part.header
+    assert "\n\n".join(p.text for p in summary_parts) == "\n\n".join(p.strip() for p in paragraphs)
+
+
+def test_long_table_is_split_between_rows_with_the_header_repeated():
+    rows = "\n".join(f"| Zeile {i} | {i},00 € |" for i in range(200))
+    table = "| Wert | Betrag |\n|---|---|\n" + rows
+    parts = split_long(table, 500)
+    assert len(parts) > 3
+    for part in parts:
+        lines = part.split("\n")
+        assert lines[0] == "| Wert | Betrag |" and lines[1] == "|---|---|"
+        assert all(line.startswith("| Zeile ") and line.endswith("€ |") for line in lines[2:])
+    assert sum(len(p.split("\n")) - 2 for p in parts) == 200

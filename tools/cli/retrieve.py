@@ -1,0 +1,39 @@
+"""``pv-agent retrieve``: the entries the retrieval finds for a question (no language model)."""
+from __future__ import annotations
+
+from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.retrieve import retrieve
+from pv_agent.engine.store import IndexError_, SidecarIndex
+
+from ._common import add_index_argument, fail, print_json, settings
+
+NAME = "retrieve"
+HELP = "Treffer der Suche für eine Frage anzeigen (ohne Sprachmodell)"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("question", help="die Frage")
+    add_index_argument(parser)
+    parser.add_argument("--k", type=int, default=None, help="Anzahl der Treffer (Standard: 8)")
+    parser.add_argument("--topic", action="append", help="nur dieses Cluster (mehrfach möglich)")
+    parser.add_argument("--scope", action="append", help="nur diese Quellenart: briefing, gesetz, kv, rechtsprechung")
+    parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
+
+
+def run(args) -> int:
+    cfg = settings()
+    try:
+        index = SidecarIndex.open(args.index)
+    except IndexError_ as exc:
+        return fail(str(exc))
+    result = retrieve(index, args.question, cfg, embedder=OllamaClient(cfg), topics=args.topic, scopes=args.scope, k=args.k)
+    if args.json:
+        print_json(result.as_dict())
+        return 0
+    print(f"Modus: {result.mode}" + (f" – {result.notice}" if result.notice else ""))
+    if not result.hits:
+        print("Keine Treffer.")
+    for n, hit in enumerate(result.hits, start=1):
+        via = " (Querverweis)" if hit.via == "cross_ref" else ""
+        print(f"{n:>2}. [{hit.entry_id}] {hit.title} · Stand {hit.stand} · {hit.section} · {hit.score:.4f}{via}")
+    return 0

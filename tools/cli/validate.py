@@ -1,0 +1,29 @@
+"""``pv-agent validate``: check every entry and kb.json; exit 1 on any error."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.registry import check_registry
+
+from ._common import add_kb_argument, print_json
+
+NAME = "validate"
+HELP = "Wissensbasis prüfen (Schema, Abschnitte, Verweise, kb.json)"
+
+
+def add_arguments(parser) -> None:
+    add_kb_argument(parser)
+    parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
+
+
+def run(args) -> int:
+    result = load_knowledge_base(Path(args.kb))
+    errors = result.errors + (check_registry(Path(args.kb), result) if Path(args.kb).is_dir() else [])
+    if args.json:
+        print_json({"entries": len(result.entries), "clusters": len(result.clusters), "errors": [e.as_dict() for e in errors]})
+    else:
+        for issue in errors:
+            print(f"{Path(args.kb) / issue.file}:{issue.line}: {issue.message}")
+        print(f"{len(result.entries)} Einträge in {len(result.clusters)} Clustern, {len(errors)} Fehler.")
+    return 1 if errors else 0
