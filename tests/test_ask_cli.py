@@ -49,5 +49,5 @@ def test_ask_without_ollama_prints_sources_only(monkeypatch, index_path, capsys)
 
 
 def test_ask_with_missing_index_fails_with_a_message(tmp_path, capsys):
-    assert main(["ask", "Frage?", "--index", str(tmp_path / "fehlt.db")]) == 2
-    assert "pv-agent ask:" in capsys.readouterr().err
+    assert main(["ask", "Frage?", "--index", str(tmp_path / "fehlt.db")]) == 1
+    assert capsys.readouterr().err.startswith("Fehler:")

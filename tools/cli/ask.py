@@ -1,39 +1,36 @@
 """``pv-agent ask QUESTION [--index FILE] [--json]``: one question through the whole engine."""
 from __future__ import annotations
 
-import argparse
-import json
-import sys
+from pv_agent.engine import prompts
+from pv_agent.engine.ask import ask
+from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.store import IndexError_, SidecarIndex
+
+from ._common import add_index_argument, fail, print_json, settings
 
 NAME = "ask"
 HELP = "Eine Frage an die Wissensbasis stellen (Antwort mit Quellen)"
+SUPPORT_MARKS = {True: "✓", False: "✗", None: "·"}  # belegt / nicht belegt / nur Quelle
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser) -> None:
     parser.add_argument("question", metavar="FRAGE", help="die Frage, in Anführungszeichen")
-    parser.add_argument("--index", default="data/index.db", help="Indexdatei (Standard: data/index.db)")
+    add_index_argument(parser)
     parser.add_argument("--json", action="store_true", help="das Antwortobjekt als JSON ausgeben")
 
 
-def run(args: argparse.Namespace) -> int:
-    from pv_agent.engine import prompts
-    from pv_agent.engine.ask import ask
-    from pv_agent.engine.config import Settings
-    from pv_agent.engine.store import IndexError_, SidecarIndex
-
-    settings = Settings.from_env()
+def run(args) -> int:
+    cfg = settings()
     try:
         index = SidecarIndex.open(args.index)
     except IndexError_ as exc:
-        print(f"pv-agent ask: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     try:
-        answer = ask(args.question, index, settings)
+        answer = ask(args.question, index, cfg, client=OllamaClient(cfg))
     finally:
         index.close()
     if args.json:
-        json.dump(answer.as_dict(), sys.stdout, ensure_ascii=False, indent=2)
-        print()
+        print_json(answer.as_dict())
         return 0
     print(f"Status: {prompts.state_label(answer.state)} ({answer.state})")
     if answer.notice:
@@ -44,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(prompts.text("sources_label") + ":")
         for c in answer.citations:
-            mark = {True: "✓", False: "✗", None: "·"}[c["supported"]]
-            print(f"  {mark} [{c['id']}] {c['title']} (Stand {c['stand']}) – {c['section']}")
+            print(f"  {SUPPORT_MARKS[c['supported']]} [{c['id']}] {c['title']} (Stand {c['stand']}) – {c['section']}")
     t = answer.as_dict()["timings"]
     print()
     print(f"Zeit: {t['total_ms'] / 1000:.1f} s (Suche {t['retrieve_ms']:.0f} ms, Sprachmodell {t['llm_ms'] / 1000:.1f} s)"
