@@ -20,8 +20,9 @@ _SCOPES = (
     (re.compile(r"\b(urteil\w*|ogh|vwgh|eugh|judikatur|rechtsprechung|erkenntnis)\b", re.I), "rechtsprechung"),
 )
 _SURVEY = re.compile(
-    r"\b(alle[snm]?|sämtliche\w*|überblick|übersicht|auflist\w*|liste\w*|was gibt es (alles|zu)|"
-    r"welche .{0,40}gibt es)\b",
+    r"\b(überblick|übersicht|auf einen blick|auflist\w*|zusammenstellung|sämtliche\w*"
+    r"|alles (über|zu|zur|zum|rund|wissen|was|wichtige)|was \w+ ich alles|was gibt es alles"
+    r"|alle\s+[\w-]*(werte|grenzen|sätze|beträge|fristen|regeln|punkte|infos|informationen|änderungen))\b",
     re.I,
 )
 _COMPARE = re.compile(r"\b(unterschied\w*|vergleich\w*|verglichen|gegenüber|im gegensatz)\b", re.I)
