@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import re
 
 from .config import Settings
-from .types import SECTION_KEY_VALUES, Hit
+from .types import SECTION_KEY_VALUES, SECTION_SUMMARY, Hit
 
 CHARS_PER_TOKEN = 3  # German text with bge/qwen tokenizers: ~3.5–4; 3 keeps a margin
 MIN_BLOCK_CHARS = 400  # a cut block shorter than this is not worth showing
@@ -32,7 +32,7 @@ class ContextBlock:
     section: str
     text: str
     cross_refs: tuple[str, ...] = ()
-    conflict_marked: bool = False  # the entry marks a disagreement of sources with ⚠
+    conflict_marked: bool = False  # the entry is one side of a disagreement of sources (⚠)
     cut: bool = False
 
     @property
@@ -108,7 +108,7 @@ def build_context(
             section=hit.section,
             text=_with_key_values(hit, bodies.get(hit.entry_id, "")),
             cross_refs=tuple(hit.cross_refs),
-            conflict_marked=CONFLICT_MARK in hit.text or CONFLICT_MARK in bodies.get(hit.entry_id, ""),
+            conflict_marked=is_conflict_side(hit, bodies.get(hit.entry_id)),
         )
         size = len(block.render()) + 2
         if size <= left:
@@ -138,6 +138,17 @@ def cut_at_line(text: str, limit: int) -> str:
         out.append(line)
         used += len(line) + 1
     return "\n".join(out).rstrip()
+
+
+def is_conflict_side(hit: Hit, body: str | None) -> bool:
+    """An entry is one side of a conflict when its title or summary carries the ⚠ mark
+    (kb-spec: both entries of a conflict pair mark the disagreement). A ⚠ elsewhere — a
+    note in the key values, a cross-reference title in "Verweise" — only points to one."""
+    if CONFLICT_MARK in hit.title:
+        return True
+    if body is None:  # no full entry at hand: the shown section decides
+        return CONFLICT_MARK in hit.text
+    return CONFLICT_MARK in section_text(body, SECTION_SUMMARY)
 
 
 def _with_key_values(hit: Hit, body: str) -> str:

@@ -68,7 +68,8 @@ class ConflictGroup:
 
     @property
     def one_sided(self) -> bool:
-        return 0 < len(self.cited) < len(self.ids)
+        """Only one side cited (a group of three sides may be answered with any two)."""
+        return len(self.cited) == 1
 
     def as_dict(self) -> dict:
         return {"ids": self.ids, "reason": self.reason, "cited": self.cited, "one_sided": self.one_sided}
@@ -264,21 +265,22 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
 
 
 def _quantities(block: ContextBlock):
-    """(label, year, topic, stand) → values, for table rows and list items with a label of
-    at least two significant words before the first figure."""
+    """(label, years, topic, stand) → value for table rows and list items that state exactly
+    one amount, percentage or count after a label of at least two significant words.
+    Rows with several figures are left out: which figure is "the" quantity is unclear."""
     year = block.stand[:4]
     for line in block.text.splitlines():
         s = line.strip()
         if not (s.startswith("|") or _LIST_ITEM.match(s)):
             continue
-        figs = [f for f in fg.extract(s) if f.kind in ("money", "percent") or f.kind.startswith("count:")]
-        if not figs:
+        found = fg.extract(s)
+        figs = [f for f in found if f.kind in ("money", "percent") or f.kind.startswith("count:")]
+        if len(figs) != 1 or figs[0].text not in s:
             continue
-        label_text = s[: s.find(figs[0].text)] if figs[0].text in s else ""
-        label = tuple(t for t in tokens(label_text) if t not in STOPWORDS and not t.isdigit())
-        if len(label) < 2:
+        label = tuple(t for t in tokens(s[: s.find(figs[0].text)]) if t not in STOPWORDS)
+        if len([t for t in label if not t.isdigit()]) < 2:
             continue
-        years = [f.value for f in fg.extract(s) if f.kind == "year"] or [year]
+        years = [f.value for f in found if f.kind == "year"] or [year]
         yield (label, tuple(years), block.topic, block.stand), frozenset((f.kind, f.value) for f in figs)
 
 
