@@ -88,3 +88,12 @@ def test_context_is_cut_to_the_budget_at_line_boundaries_and_keeps_the_system_pr
     assert ctx.blocks[0].cut and ctx.blocks[0].text.endswith(CUT_MARK)
     assert all(line.endswith("|") for line in ctx.blocks[0].text.splitlines()[:-1])
     assert ctx.dropped == ["pv-sv-01"]
+
+
+def test_a_conflict_side_carries_the_mark_in_title_or_summary_not_only_in_references():
+    from pv_agent.engine.context import is_conflict_side
+    side = "## Zusammenfassung\n⚠ Quellen widersprechen: …\n\n## Kernwerte & Fristen\n- 1 %"
+    pointer = "## Zusammenfassung\nText.\n\n## Kernwerte & Fristen\n- ⚠ siehe Konfliktpaar\n\n## Verweise\n- [x] (⚠ überholt)"
+    assert is_conflict_side(make_hit("pv-sv-02"), side)
+    assert not is_conflict_side(make_hit("pv-sv-02"), pointer)
+    assert is_conflict_side(make_hit("pv-sv-02", title="HBGL (⚠ maßgeblich)"), pointer)

@@ -8,6 +8,7 @@ from answer_helpers import build_test_index
 from pv_agent.engine import prompts
 from pv_agent.engine.ask import ask
 from pv_agent.engine.config import Settings
+from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.store import SidecarIndex
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
@@ -219,3 +220,38 @@ def test_answer_object_has_the_audit_fields(srv, settings, index):
     assert d["retrieved"][0]["id"] == "pv-sv-02" and "score" in d["retrieved"][0]
     assert d["models"] == {"chat": settings.chat_model, "embed": settings.embed_model}
     assert d["prompt_version"] == prompts.PROMPT_VERSION
+
+
+def test_survey_question_goes_map_reduce_and_is_verified_against_the_blocks(srv, settings, index):
+    from pv_agent.engine.ask import SURVEY_BLOCKS
+    from pv_agent.engine.retrieve import retrieve
+
+    question = "Gib mir einen Überblick über die Höchstbeitragsgrundlage"
+    hits = retrieve(index, question, settings, embedder=OllamaClient(settings), k=SURVEY_BLOCKS).hits
+    distil = {
+        "pv-sv-02": "- HBGL 2026 monatlich 6.930 € (Stand 2026-01) [pv-sv-02]",
+        "pv-sv-01": "- HBGL 2025 monatlich 6.450 € (Stand 2025-01) [pv-sv-01]",
+    }
+    srv.script(*[distil.get(h.entry_id, "–") for h in hits])
+    synthesis = ("Die HBGL beträgt monatlich 6.930 € (Stand 2026-01) [pv-sv-02]; "
+                 "2025 waren es 6.450 € (Stand 2025-01) [pv-sv-01].")
+    srv.script(synthesis)
+    answer = ask(question, index, settings)
+    assert answer.state == "answered", answer.as_dict()
+    assert answer.plan["kind"] == "survey"
+    requests = chats(srv)
+    assert len(requests) == len(hits) + 1 and answer.llm_calls == len(hits) + 1
+    assert "Fasse aus dem folgenden Kontextblock" in requests[0]["messages"][1]["content"]
+    reduce_prompt = requests[-1]["messages"][1]["content"]
+    assert prompts.text("reduce_note") in reduce_prompt
+    assert "[pv-sv-02]" in reduce_prompt and "pv-ur-01 ·" not in reduce_prompt
+
+
+def test_question_with_two_years_is_planned_as_two_sub_queries(srv, settings, index):
+    srv.script("2025: 6.450 € (Stand 2025-01) [pv-sv-01]; 2026: 6.930 € (Stand 2026-01) [pv-sv-02].")
+    answer = ask("HBGL 2025 und 2026 monatlich?", index, settings)
+    assert answer.state == "answered", answer.as_dict()
+    assert [q["year"] for q in answer.plan["queries"]] == [2025, 2026]
+    assert {r["id"] for r in answer.retrieved} >= {"pv-sv-01", "pv-sv-02"}
+    embeds = srv.requests_to("/api/embed")
+    assert [e["input"] for e in embeds] == [["HBGL und monatlich? 2025"], ["HBGL und monatlich? 2026"]]
