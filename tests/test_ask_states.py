@@ -109,6 +109,7 @@ def test_conflict_answered_with_one_side_twice_is_uncertain(srv, settings, index
     srv.script(one_side, one_side)
     answer = ask("Wie hoch war die Freigrenze für Sonderzahlungen 2024?", index, settings)
     assert answer.state == "uncertain"
+    assert "die Antwort zitiert nur [pv-sz-03], nicht: [pv-sz-04]" in answer.answer
 
 
 def test_reply_cut_for_length_is_retried_with_twice_the_budget(srv, settings, index):

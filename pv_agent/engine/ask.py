@@ -243,6 +243,10 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
 
 def _uncertain_text(content: str, check: Verification, truncated: bool) -> str:
     notices = [prompts.text("uncertain_notice")]
+    for group in check.conflicts:
+        if group.one_sided:
+            missing = ", ".join(f"[{i}]" for i in group.ids if i not in group.cited)
+            notices.append(prompts.text("uncertain_conflict", cited=", ".join(group.cited), missing=missing))
     if truncated:
         notices.append(prompts.text("truncated_notice"))
     marked = mark_unsupported(
