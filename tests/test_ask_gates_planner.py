@@ -70,13 +70,13 @@ def test_planner_survey():
 
 
 def test_context_blocks_have_a_metadata_header_and_the_key_values():
-    hit = make_hit("pv-sv-02", section="Zusammenfassung", text="Die HBGL deckelt die Beitragsgrundlage.")
-    body = "## Zusammenfassung\nDie HBGL deckelt.\n\n## Kernwerte & Fristen\n| monatlich | 6.930 € |\n\n## Verweise\n- x"
-    ctx = build_context([hit], Settings(), system_chars=100, question="q", bodies={"pv-sv-02": body})
+    hit = make_hit("pv-sv-02", section="Zusammenfassung", text="Die HBGL deckelt die Beitragsgrundlage.",
+                   key_values="| monatlich | 6.930 € |")
+    ctx = build_context([hit], Settings(), system_chars=100, question="q")
     text = ctx.text()
     assert text.startswith("[1] pv-sv-02 · Höchstbeitragsgrundlage 2026 · Stand 2026-01 · Thema sozialversicherung"
                            " · Quelle briefing · amtlich")
-    assert "| monatlich | 6.930 € |" in text and "- x" not in text
+    assert "Die HBGL deckelt die Beitragsgrundlage.\n\n### Kernwerte & Fristen\n| monatlich | 6.930 € |" in text
 
 
 def test_context_is_cut_to_the_budget_at_line_boundaries_and_keeps_the_system_prompt():

@@ -14,7 +14,7 @@ from datetime import date
 from . import prompts
 from .answer import Answer
 from .config import Settings
-from .context import Context, build_context, section_text
+from .context import Context, build_context
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
@@ -95,7 +95,7 @@ def ask(
             messages = _messages(system, context, user_question)
         gen = run.add_generation(generate(client, messages, settings))
     except OllamaError as exc:
-        return _sources_only(retrieval.hits, entries, exc, run, base)
+        return _sources_only(retrieval.hits, exc, run, base)
 
     first, check = gen, _verify(gen.content, context, exists, run)
     if _is_refusal(gen.content):
@@ -276,14 +276,13 @@ def _final(state, answer, check: Verification, context: Context, entries, run: _
                   timings=run.finish(), llm_calls=run.llm_calls, **base)
 
 
-def _sources_only(hits: list[Hit], entries: dict, exc: OllamaError, run: _Run, base: dict) -> Answer:
+def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict) -> Answer:
     reason = exc.reason
     parts = [prompts.text("sources_only_heading", reason=reason)]
     shown = [h for h in hits if h.via == "retrieval"][:SOURCES_ONLY_ENTRIES]
     citations = []
     for h in shown:
-        entry = entries.get(h.entry_id)
-        key_values = section_text(entry.body, SECTION_KEY_VALUES) if entry else ""
+        key_values = h.text.strip() if h.section == SECTION_KEY_VALUES else h.key_values.strip()
         parts.append(prompts.text("sources_only_entry", id=h.entry_id, title=h.title, stand=h.stand))
         if key_values:
             parts.append(key_values)

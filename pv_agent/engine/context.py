@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import re
 
 from .config import Settings
-from .types import SECTION_KEY_VALUES, SECTION_SUMMARY, Hit
+from .types import SECTION_SUMMARY, Hit
 
 CHARS_PER_TOKEN = 3  # German text with bge/qwen tokenizers: ~3.5–4; 3 keeps a margin
 MIN_BLOCK_CHARS = 400  # a cut block shorter than this is not worth showing
@@ -83,9 +83,9 @@ def build_context(
 ) -> Context:
     """Blocks in rank order, one per entry, until the budget is spent.
 
-    ``bodies`` maps entry ids to their full markdown: a block whose section is not the
-    entry's Kernwerte gets that section appended (figures live there), and a ⚠ conflict
-    mark in a section not shown still marks the block.
+    A block shows the hit's section plus the entry's key values (``Hit.block_text``).
+    ``bodies`` maps entry ids to their full markdown, to see whether an entry is one side
+    of a conflict even when its summary is not the section shown.
     """
     budget = context_budget(settings, system_chars=system_chars, question_chars=len(question))
     bodies = bodies or {}
@@ -106,7 +106,7 @@ def build_context(
             source=hit.source,
             official=hit.official,
             section=hit.section,
-            text=_with_key_values(hit, bodies.get(hit.entry_id, "")),
+            text=hit.block_text.strip(),
             cross_refs=tuple(hit.cross_refs),
             conflict_marked=is_conflict_side(hit, bodies.get(hit.entry_id)),
         )
@@ -149,14 +149,6 @@ def is_conflict_side(hit: Hit, body: str | None) -> bool:
     if body is None:  # no full entry at hand: the shown section decides
         return CONFLICT_MARK in hit.text
     return CONFLICT_MARK in section_text(body, SECTION_SUMMARY)
-
-
-def _with_key_values(hit: Hit, body: str) -> str:
-    text = hit.text.strip()
-    key_values = section_text(body, SECTION_KEY_VALUES) if hit.section != SECTION_KEY_VALUES else ""
-    if key_values and key_values not in text:
-        text += f"\n\n### {SECTION_KEY_VALUES}\n{key_values}"
-    return text
 
 
 def section_text(body: str, name: str) -> str:
