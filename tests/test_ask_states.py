@@ -256,3 +256,25 @@ def test_question_with_two_years_is_planned_as_two_sub_queries(srv, settings, in
     assert {r["id"] for r in answer.retrieved} >= {"pv-sv-01", "pv-sv-02"}
     embeds = srv.requests_to("/api/embed")
     assert [e["input"] for e in embeds] == [["HBGL und monatlich? 2025"], ["HBGL und monatlich? 2026"]]
+
+
+def test_answer_keeps_a_fingerprint_of_every_cited_section(srv, settings, index):
+    srv.script(GOOD)
+    answer = ask(HBGL_QUESTION, index, settings).as_dict()
+    [fingerprint] = answer["fingerprints"]
+    assert fingerprint["id"] == "pv-sv-02" and len(fingerprint["chunk_hash"]) == 64
+    assert "6.930 €" in fingerprint["text"]
+    rows = index.chunks_of_entries(["pv-sv-02"])
+    assert fingerprint["chunk_hash"] in {r.content_hash for r in rows}
+
+
+def test_answer_from_another_years_entry_says_so(srv, settings, index):
+    old = "Die HBGL beträgt monatlich 6.450 € (Stand 2025-01) [pv-sv-01]."
+    srv.script(old)
+    answer = ask("Wie hoch ist die HBGL 2027 monatlich?", index, settings)
+    assert answer.state == "answered"
+    assert answer.answer.startswith("_Die Wissensbasis enthält dazu nur den Stand 2025-01._")
+    assert answer.flags["other_year"] == {"asked": 2027, "stands": ["2025-01"]}
+    srv.script(GOOD)
+    same_year = ask(HBGL_QUESTION, index, settings)
+    assert "nur den Stand" not in same_year.answer and "other_year" not in same_year.flags

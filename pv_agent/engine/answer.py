@@ -22,6 +22,7 @@ class Answer:
     plan: dict = field(default_factory=dict)
     llm_calls: int = 0
     first_attempt: dict = field(default_factory=dict)  # flags of the answer that was regenerated
+    fingerprints: list[dict] = field(default_factory=list)  # {id, section, chunk_hash, text} per citation
 
     def __post_init__(self):
         if self.state not in STATES:
@@ -47,6 +48,7 @@ class Answer:
             "notice": self.notice,
             "plan": self.plan,
             "llm_calls": self.llm_calls,
+            "fingerprints": self.fingerprints,
         }
         if self.first_attempt:
             out["first_attempt"] = self.first_attempt

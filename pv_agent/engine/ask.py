@@ -15,6 +15,7 @@ from . import prompts
 from .answer import Answer
 from .config import Settings
 from .context import Context, build_context
+from .drift import fingerprint_of_hit
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
@@ -34,6 +35,8 @@ class _Run:
         self.started = time.monotonic()
         self.timings = {"retrieve_ms": 0.0, "llm_ms": 0.0, "verify_ms": 0.0}
         self.llm_calls = 0
+        self.hits: dict[str, Hit] = {}  # retrieved entries by id, for the citations' fingerprints
+        self.year: int | None = None  # the one year the question asks about (or today's)
 
     def add_generation(self, gen: Generation) -> Generation:
         self.timings["llm_ms"] += gen.llm_ms
@@ -62,8 +65,11 @@ def ask(
         return Answer(state="off_topic", answer=prompts.text("off_topic"), notice=reason, timings=run.finish(), **base)
 
     the_plan = plan(question, now=now)
+    today = now or date.today()
+    run.year = the_plan.years[0] if len(the_plan.years) == 1 else (None if the_plan.years else today.year)
     started = time.monotonic()
-    retrieval = _retrieve(index, the_plan, settings, client)
+    retrieval = _retrieve(index, the_plan, settings, client, default_year=run.year)
+    run.hits = {h.entry_id: h for h in retrieval.hits}
     run.timings["retrieve_ms"] = (time.monotonic() - started) * 1000
     base.update(
         mode=retrieval.mode,
@@ -131,15 +137,17 @@ def ask(
 
 
 # -- stages ---------------------------------------------------------------------------------
-def _retrieve(index, the_plan: Plan, settings: Settings, client: OllamaClient) -> RetrievalResult:
-    """One retrieval per sub-query, each with its own slots, merged in rank order."""
+def _retrieve(index, the_plan: Plan, settings: Settings, client: OllamaClient, default_year=None) -> RetrievalResult:
+    """One retrieval per sub-query, each with its own slots, merged in rank order; each
+    steered towards the year it asks about (design: figures change every 1 January)."""
     k_total = SURVEY_BLOCKS if the_plan.kind == "survey" else settings.top_k
     k_each = max(2, k_total // len(the_plan.queries))
     embedder: OllamaClient | None = client
     results: list[RetrievalResult] = []
     for sub in the_plan.queries:
         k = k_total if len(the_plan.queries) == 1 else k_each
-        result = retrieve(index, sub.text, settings, embedder=embedder, scopes=sub.scopes, k=k)
+        year = sub.year or default_year
+        result = retrieve(index, sub.text, settings, embedder=embedder, scopes=sub.scopes, k=k, year=year)
         if result.mode == "lexical":
             embedder = None  # the embedder failed once: do not wait for it again
         results.append(result)
@@ -272,8 +280,18 @@ def _final(state, answer, check: Verification, context: Context, entries, run: _
             })
     flags = check.flags()
     flags["truncated"] = False
+    stands = sorted({c["stand"] for c in citations if c["stand"]})
+    if state != "refused" and run.year and stands and all(int(s[:4]) != run.year for s in stands):
+        # Built only on entries of another year: say so, the clerk may be looking at old values.
+        answer = prompts.text("only_other_year", stands=", ".join(stands)) + "\n\n" + answer
+        flags["other_year"] = {"asked": run.year, "stands": stands}
     return Answer(state=state, answer=answer, citations=citations, flags=flags,
-                  timings=run.finish(), llm_calls=run.llm_calls, **base)
+                  fingerprints=_fingerprints(citations, run), timings=run.finish(), llm_calls=run.llm_calls, **base)
+
+
+def _fingerprints(citations: list[dict], run: _Run) -> list[dict]:
+    """Per citation the cited chunk's content hash and text as answered: the drift check's input."""
+    return [fingerprint_of_hit(run.hits[c["id"]]).as_dict() for c in citations if c["id"] in run.hits]
 
 
 def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict) -> Answer:
@@ -295,5 +313,6 @@ def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict) -> A
         notice = f"{base['notice']} – {notice}"
     fields = {**base, "notice": notice}
     return Answer(state="sources_only", answer="\n\n".join(parts), citations=citations,
-                  flags={"truncated": False}, timings=run.finish(), llm_calls=run.llm_calls, **fields)
+                  flags={"truncated": False}, fingerprints=_fingerprints(citations, run),
+                  timings=run.finish(), llm_calls=run.llm_calls, **fields)
 

@@ -16,11 +16,10 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
-import yaml
-
 from . import prompts
 from .ask import ask
 from .config import Settings
+from .evaluate import GoldQuestion
 from .ollama import OllamaClient
 
 REFUSING_STATES = ("refused", "off_topic")
@@ -38,14 +37,6 @@ METRICS = (
     ("latency_mean_ms", "Latenz Mittelwert", "ms"),
     ("latency_p95_ms", "Latenz p95", "ms"),
 )
-
-
-def load_goldset(path: str | Path) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        items = yaml.safe_load(fh) or []
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: Goldset muss eine YAML-Liste sein")
-    return items
 
 
 @dataclass
@@ -71,7 +62,7 @@ class ItemResult:
 
 
 def evaluate_answers(
-    goldset: list[dict],
+    goldset: list[GoldQuestion],
     index,
     settings: Settings,
     *,
@@ -84,15 +75,15 @@ def evaluate_answers(
     results: list[ItemResult] = []
     started = time.monotonic()
     for n, item in enumerate(goldset, 1):
-        answer = ask(str(item["question"]), index, settings, client=client, now=now)
+        answer = ask(item.question, index, settings, client=client, now=now)
         d = answer.as_dict()
         flags = d["flags"]
         res = ItemResult(
-            id=str(item.get("id", n)),
-            kind=str(item.get("kind", "answer")),
-            question=str(item["question"]),
+            id=item.id,
+            kind=item.kind,
+            question=item.question,
             state=answer.state,
-            expected=list(item.get("expected_ids") or []),
+            expected=list(item.expected_ids),
             cited=[c["id"] for c in answer.citations if answer.state != "sources_only"],
             retrieved=[r["id"] for r in answer.retrieved],
             unsupported_figures=len(flags["unsupported_figures"]),

@@ -82,26 +82,6 @@ def off_topic_reason(question: str) -> str | None:
     return None
 
 
-# Words that only frame a question ("wie hoch", "beträgt") but match entry words by prefix
-# ("hoch" → "Höchstbeitragsgrundlage"); coverage is discounted for them (see below).
-QUESTION_FILLERS = frozenset(
-    fold(w)
-    for w in """
-    hoch hohe hoher hohes hohen viel viele vielen lange lang groß große großer beträgt
-    """.split()
-)
-
-
-def content_coverage(coverage: float, terms: tuple[str, ...] | list[str]) -> float:
-    """A lower bound of the coverage of the question's content terms: assumes every filler
-    term was among the terms found."""
-    n = len(terms)
-    fillers = sum(1 for t in terms if t in QUESTION_FILLERS)
-    if not n or fillers >= n:
-        return coverage if not fillers else 0.0
-    return max(0.0, (coverage * n - fillers) / (n - fillers))
-
-
 def nothing_relevant(
     result: RetrievalResult,
     *,
@@ -114,7 +94,7 @@ def nothing_relevant(
     for h in result.hits:
         if h.via != "retrieval":
             continue
-        coverage = content_coverage(h.coverage, result.terms)
+        coverage = h.coverage
         if coverage >= min_coverage or (h.cosine is not None and h.cosine >= min_cosine):
             return False
         if coverage >= weak_coverage and (h.cosine is None or h.cosine >= weak_cosine):
