@@ -53,6 +53,15 @@ def embed_text(text: str, dim: int) -> list[float]:
     return (vec / n).astype(np.float32).tolist()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A client that hangs up (timeout tests, a cut stream) is expected here, not an error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class OllamaAPIServer:
     """``with OllamaAPIServer() as srv: srv.url …``"""
 
@@ -60,12 +69,13 @@ class OllamaAPIServer:
         self.models = list(models)
         self.dim = dim
         self.replies: deque[Reply] = deque()
+        self.default_reply: Reply | None = None  # answers every chat once the scripted queue is empty
         self.requests: list[dict] = []
         self.embed_status = 200  # set to 500 to break /api/embed
         self.embed_delay = 0.0
         self.embed_dim_override: int | None = None
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -167,7 +177,7 @@ class OllamaAPIServer:
                 if not server.has_model(model):
                     return self._send_json(404, {"error": f"model '{model}' not found"})
                 with server._lock:
-                    reply = server.replies.popleft() if server.replies else None
+                    reply = server.replies.popleft() if server.replies else server.default_reply
                 if reply is None:
                     return self._send_json(500, {"error": "test server: no reply scripted"})
                 if reply.delay:
