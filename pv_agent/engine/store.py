@@ -190,6 +190,16 @@ class SidecarIndex:
         rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", ids).fetchall()
         return {r[0]: _entry_from_row(r) for r in rows}
 
+    def stand_years(self, entry_ids) -> dict[str, int]:
+        entry_ids = list(entry_ids)
+        years: dict[str, int] = {}
+        for start in range(0, len(entry_ids), 500):
+            part = entry_ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(f"SELECT id, CAST(substr(stand, 1, 4) AS INTEGER) FROM entries WHERE id IN ({marks})", part)
+            years.update(rows.fetchall())
+        return years
+
     def entry_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM entries ORDER BY id")]
 
@@ -213,6 +223,23 @@ class SidecarIndex:
             f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE entry_id IN ({marks}) ORDER BY entry_id, ordinal", entry_ids
         )
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
+
+    def folded_words_of_entries(self, entry_ids) -> dict[str, set[str]]:
+        """The folded words each entry was indexed with (from the FTS table, not re-folded)."""
+        entry_ids = list(dict.fromkeys(entry_ids))
+        words: dict[str, set[str]] = {e: set() for e in entry_ids}
+        if not entry_ids:
+            return words
+        marks = ",".join("?" * len(entry_ids))
+        rows = self.conn.execute(
+            f"SELECT c.entry_id, f.head, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            f" WHERE c.entry_id IN ({marks})",
+            entry_ids,
+        )
+        for entry_id, head, body in rows:
+            words[entry_id].update(head.split())
+            words[entry_id].update(body.split())
+        return words
 
     # -- search -----------------------------------------------------------------------
     def lexical_search(self, match: str, limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
