@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from odoo import api, fields, models
+from odoo.exceptions import ValidationError
 
 from ..engine.ollama import OllamaClient, OllamaError
 from . import engine_bridge
@@ -50,6 +51,17 @@ class ResConfigSettings(models.TransientModel):
             rec.pv_agent_index_stale = stale or not stats
             rec.pv_agent_last_job_id = last
             rec.pv_agent_entry_count = count
+
+    @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k")
+    def _check_pv_agent_values(self):
+        for rec in self:
+            url = (rec.pv_agent_ollama_url or "").strip()
+            if url and not url.startswith(("http://", "https://")):
+                raise ValidationError(self.env._("Die Ollama-URL muss mit http:// oder https:// beginnen."))
+            if rec.pv_agent_num_ctx and rec.pv_agent_num_ctx < 2048:
+                raise ValidationError(self.env._("Das Kontextfenster (num_ctx) muss mindestens 2048 sein."))
+            if rec.pv_agent_top_k and not 1 <= rec.pv_agent_top_k <= 50:
+                raise ValidationError(self.env._("Quellen pro Antwort (top-k) muss zwischen 1 und 50 liegen."))
 
     def _pv_agent_form_settings(self):
         """Engine settings from the values on the form (they may not be saved yet)."""

@@ -14,7 +14,17 @@ from .ollama_api_server import OllamaAPIServer
 KB_FIXTURE = os.path.join(os.path.dirname(__file__), "data", "kb")
 
 
-class PvAgentCase(TransactionCase):
+class TupleTimeoutMixin:
+    @classmethod
+    def _request_handler(cls, s, r, /, **kw):
+        # Odoo's test guard on outgoing requests compares ``timeout < 10`` and breaks on the
+        # (connect, read) tuples the Ollama client sends; give it the larger of the two.
+        if isinstance(kw.get("timeout"), tuple):
+            kw["timeout"] = max(t for t in kw["timeout"] if t is not None)
+        return super()._request_handler(s, r, **kw)
+
+
+class PvAgentCase(TupleTimeoutMixin, TransactionCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -33,14 +43,6 @@ class PvAgentCase(TransactionCase):
         cls.admin = cls.env.ref("base.user_admin")
         cls.Entry = cls.env["pv_agent.entry"]
         cls.Job = cls.env["pv_agent.index.job"]
-
-    @classmethod
-    def _request_handler(cls, s, r, /, **kw):
-        # Odoo's test guard on outgoing requests compares ``timeout < 10`` and breaks on the
-        # (connect, read) tuples the Ollama client sends; give it the larger of the two.
-        if isinstance(kw.get("timeout"), tuple):
-            kw["timeout"] = max(t for t in kw["timeout"] if t is not None)
-        return super()._request_handler(s, r, **kw)
 
     def setUp(self):
         super().setUp()

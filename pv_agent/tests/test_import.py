@@ -1,8 +1,10 @@
+import glob
 import json
 import os
 
 from odoo.tests import tagged
 
+from ..models import engine_bridge
 from .common import PvAgentCase
 
 
@@ -98,3 +100,15 @@ class TestImport(PvAgentCase):
         job = self.Job.browse(action["res_id"])
         self.assertEqual((job.kind, job.state, job.kb_path), ("import", "done", self.kb_dir))
         self.assertEqual(self.Entry.search_count([]), 3)
+
+    def test_bundled_sample_knowledge_base_imports_cleanly(self):
+        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", False)
+        job = self.import_kb()
+        self.assertEqual(job.kb_path, engine_bridge.DEFAULT_KB_PATH)
+        report = json.loads(job.report_json)
+        files = glob.glob(os.path.join(engine_bridge.DEFAULT_KB_PATH, "dokumente", "*.md"))
+        self.assertGreater(len(files), 100)
+        self.assertEqual(report["failed"], [])
+        self.assertEqual(len(report["created"]), len(files))
+        with_refs = self.Entry.search([("cross_ref_ids", "!=", False)])
+        self.assertTrue(with_refs, "cross_refs become links between records")

@@ -1,3 +1,4 @@
+from odoo.exceptions import ValidationError
 from odoo.tests import Form, tagged
 
 from ..models import engine_bridge
@@ -68,3 +69,11 @@ class TestSettings(PvAgentCase):
         self.assertEqual(job["res_model"], "pv_agent.index.job")
         action = self.env.ref("pv_agent.action_pv_agent_entry_reindex").with_user(self.manager).run()
         self.assertEqual(action["tag"], "display_notification")
+
+    def test_invalid_values_are_refused(self):
+        for field, value in (("pv_agent_ollama_url", "localhost:11434"), ("pv_agent_num_ctx", 512),
+                             ("pv_agent_top_k", 500)):
+            with self.subTest(field=field), self.assertRaises(ValidationError):
+                form = self.settings_form()
+                setattr(form, field, value)
+                form.save()
