@@ -26,6 +26,7 @@ STOPWORDS = frozenset(
     waren was weil welche welcher welches wenn wer werden wie wieviel wieviele wird wo wurde zu zum
     zur zwischen hallo danke gerne bzgl lt usw eig eigentlich genau mal schon sagen sag bekommt
     bekomme kriegt kriege geht gehts
+    hoch hohe hoher hohes hohen viel viele vielen lange lang gross grosse grosser betragt
     """.split()
 )
 

@@ -1,7 +1,12 @@
 """``pv-agent eval``: measure retrieval (and, with --answers, the answers) on a goldset."""
 from __future__ import annotations
 
-from pv_agent.engine.evaluate import K_VALUES, evaluate_retrieval, load_goldset
+import json
+import sys
+from pathlib import Path
+
+from pv_agent.engine.evaluate import GOLDSET_TODAY, K_VALUES, evaluate_retrieval, load_goldset
+from pv_agent.engine.evaluate_answers import METRICS, bakeoff_html, evaluate_answers, write_reports
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.store import IndexError_, SidecarIndex
 
@@ -14,33 +19,76 @@ HELP = "Goldset auswerten: Recall@k, MRR, Trefferquote (mit --answers auch die A
 def add_arguments(parser) -> None:
     parser.add_argument("--goldset", default="wissensbasis/goldset.yaml", help="Goldset (YAML)")
     add_index_argument(parser)
+    parser.add_argument("--answers", action="store_true", help="auch die Antworten auswerten (braucht Ollama)")
+    parser.add_argument("--reports", default="reports", help="Ordner für JSON- und HTML-Berichte (mit --answers)")
+    parser.add_argument("--bakeoff", nargs="+", metavar="REPORT.json", help="Modellvergleich aus mehreren JSON-Berichten")
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
     parser.add_argument("--misses", action="store_true", help="verfehlte Fragen auflisten")
 
 
 def run(args) -> int:
+    if args.bakeoff:
+        reports = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.bakeoff]
+        out = Path(args.reports) / "bakeoff.html"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(bakeoff_html(reports), encoding="utf-8")
+        print(f"Modellvergleich geschrieben: {out}")
+        return 0
     cfg = settings()
     try:
         index = SidecarIndex.open(args.index)
     except IndexError_ as exc:
         return fail(str(exc))
-    report = evaluate_retrieval(index, load_goldset(args.goldset), cfg, embedder=OllamaClient(cfg))
+    goldset = load_goldset(args.goldset)
+    client = OllamaClient(cfg)
+    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=client)}
+    if args.answers:
+        def progress(n, total, item):
+            print(f"\r{n}/{total} {item.id}: {item.state:<22}", end="", file=sys.stderr, flush=True)
+
+        answers = evaluate_answers(goldset, index, cfg, client=client, now=GOLDSET_TODAY, progress=progress)
+        print(file=sys.stderr)
+        answers["retrieval"] = {k: v for k, v in report["retrieval"].items() if k != "rows"}
+        json_path, html_path = write_reports(answers, args.reports)
+        report["answers"] = answers
+        report["report_files"] = [str(json_path), str(html_path)]
     if args.json:
         print_json(report)
         return 0
-    print(f"Retrieval ({report['mode']}), {report['questions']} Fragen")
+    _print_retrieval(report["retrieval"], args.misses)
+    if args.answers:
+        _print_answers(report["answers"], report["report_files"])
+    return 0
+
+
+def _print_retrieval(retrieval: dict, misses: bool) -> None:
+    print(f"Retrieval ({retrieval['mode']}), {retrieval['questions']} Fragen")
     header = "".join(f"  R@{k:<5}" for k in K_VALUES) + "  MRR    Treffer  n"
     print(f"{'':<10}{header}")
-    for name, summary in [("gesamt", report["overall"]), *report["per_kind"].items()]:
+    for name, summary in [("gesamt", retrieval["overall"]), *retrieval["per_kind"].items()]:
         if not summary.get("n"):
             continue
         cells = "".join(f"  {summary[f'recall@{k}']:<6.3f}" for k in K_VALUES)
         print(f"{name:<10}{cells}  {summary['mrr']:<6.3f} {summary['hit_rate']:<7.3f}  {summary['n']}")
-    lat = report["latency_ms"]
+    lat = retrieval["latency_ms"]
     print(f"Latenz retrieve: p50 {lat['p50']} ms, p95 {lat['p95']} ms")
-    if args.misses:
-        for row in report["rows"]:
+    if misses:
+        for row in retrieval["rows"]:
             if row.get("missing"):
                 print(f"- {row['id']} ({row['kind']}): fehlt {', '.join(row['missing'])} – {row['question']}")
                 print(f"    gefunden: {', '.join(row['retrieved'][:5])}")
-    return 0
+
+
+def _print_answers(answers: dict, files: list[str]) -> None:
+    print(f"\nAntworten ({answers['model']}, Prompt {answers['prompt_version']}), {answers['questions']} Fragen")
+    for key, label, kind in METRICS:
+        value = answers["metrics"].get(key)
+        if value is None:
+            shown = "–"
+        elif kind == "rate":
+            shown = f"{value * 100:.1f} %"
+        else:
+            shown = f"{value / 1000:.1f} s"
+        print(f"  {label:<42} {shown}")
+    print("  Zustände: " + ", ".join(f"{k} {v}" for k, v in answers["states"].items()))
+    print("Berichte: " + ", ".join(files))

@@ -1,0 +1,108 @@
+"""Answer evaluation: metrics over a scripted run, JSON and HTML reports, bake-off page."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from answer_helpers import build_test_index
+
+from pv_agent.engine.config import Settings
+from pv_agent.engine.evaluate import load_goldset
+from pv_agent.engine.evaluate_answers import bakeoff_html, evaluate_answers, write_reports
+from pv_agent.engine.store import SidecarIndex
+from pv_agent.tests.ollama_api_server import OllamaAPIServer
+
+GOLDSET = """
+- id: q-a-001
+  question: "Wie hoch is die HBGL 2026 fürs Monat?"
+  expected_ids: [pv-sv-02]
+  kind: answer
+- id: q-c-001
+  question: "Freigrenze SZ 2024 – was stimmt?"
+  expected_ids: [pv-sz-03, pv-sz-04]
+  kind: conflict
+- id: q-r-001
+  question: "Wie mache ich die Umsatzsteuervoranmeldung?"
+  expected_ids: []
+  kind: refuse
+- id: q-r-002
+  question: "Wie hoch ist die Kurzarbeitsbeihilfe?"
+  expected_ids: []
+  kind: refuse
+"""
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    idx = SidecarIndex.open(build_test_index(tmp_path_factory.mktemp("kb")))
+    yield idx
+    idx.close()
+
+
+def test_metrics_reports_and_bakeoff(tmp_path, index):
+    (tmp_path / "goldset.yaml").write_text(GOLDSET, encoding="utf-8")
+    goldset = load_goldset(tmp_path / "goldset.yaml")
+    with OllamaAPIServer() as srv:
+        srv.script(
+            "Die HBGL 2026 beträgt 6.930 € (Stand 2026-01) [pv-sv-02].",
+            "⚠ 2.100 € laut [pv-sz-03], ⚠ 2.447 € laut [pv-sz-04] (Stand 2024-01).",
+        )
+        report = evaluate_answers(goldset, index, Settings(ollama_url=srv.url, chat_timeout=5))
+    m = report["metrics"]
+    assert [i["state"] for i in report["items"]] == ["answered", "answered", "refused", "refused"]
+    assert m["citation_precision"] == 1.0
+    assert m["refusal_correctness"] == 1.0
+    assert m["expected_source_rate"] == 1.0
+    assert m["conflict_rate"] == 1.0
+    assert m["figure_support_rate"] == 1.0
+    assert m["clarify_rate"] is None
+    assert m["latency_mean_ms"] > 0 and m["latency_p95_ms"] >= m["latency_mean_ms"] * 0.5
+    json_path, html_path = write_reports(report, tmp_path / "reports", name="run1")
+    assert json.loads(json_path.read_text(encoding="utf-8"))["metrics"] == m
+    page = html_path.read_text(encoding="utf-8")
+    assert page.count("<svg") >= 9 and "Zitier-Präzision" in page
+    other = dict(report, model="gemma4:26b")
+    bake = bakeoff_html([report, other])
+    assert "qwen3.8:27b (v1)" in bake and "gemma4:26b (v1)" in bake and bake.count("<svg") == 9
+
+
+def test_eval_command_with_answers_writes_reports(tmp_path):
+    import json as _json
+    import subprocess
+    import sys
+
+    from pv_agent.engine.config import Settings
+    from pv_agent.engine.indexer import build_index
+    from pv_agent.engine.loader import load_knowledge_base
+    from pv_agent.engine.ollama import OllamaClient
+    from pv_agent.tests.ollama_api_server import OllamaAPIServer
+
+    from conftest import ROOT
+    from kbfactory import write_kb
+
+    kb = write_kb(tmp_path / "kb")
+    goldset = tmp_path / "goldset.yaml"
+    goldset.write_text(
+        "- {id: q1, question: 'Wie hoch sind die Überstundenzuschläge steuerfrei?', expected_ids: [pv-ues-01], kind: answer}\n"
+        "- {id: q2, question: 'Wie hoch ist das Kinderbetreuungsgeld?', expected_ids: [], kind: refuse}\n",
+        encoding="utf-8",
+    )
+    with OllamaAPIServer() as srv:
+        settings = Settings(ollama_url=srv.url)
+        index = str(tmp_path / "index.db")
+        build_index(load_knowledge_base(kb).entries, index, settings, OllamaClient(settings))
+        srv.script("Zuschläge für die ersten 18 Überstunden sind bis 200 € steuerfrei (Stand 2025-01) [pv-ues-01].",
+                   "Dazu enthält die Wissensbasis keine Aussage.")
+        out = subprocess.run(
+            [sys.executable, "-m", "tools.cli", "eval", "--goldset", str(goldset), "--index", index,
+             "--answers", "--reports", str(tmp_path / "reports"), "--json"],
+            cwd=ROOT, capture_output=True, text=True, env={"OLLAMA_URL": srv.url, "PATH": "/usr/bin:/bin"},
+        )
+    assert out.returncode == 0, out.stderr
+    report = _json.loads(out.stdout)
+    assert report["retrieval"]["overall"]["recall@1"] == 1.0
+    items = {i["id"]: i for i in report["answers"]["items"]}
+    assert items["q1"]["state"] == "answered" and items["q1"]["cited"] == ["pv-ues-01"]
+    assert items["q2"]["state"] == "refused"
+    assert report["answers"]["metrics"]["citation_precision"] == 1.0
+    assert all((tmp_path / "reports").joinpath(p.split("/")[-1]).exists() for p in report["report_files"])
