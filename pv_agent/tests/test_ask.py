@@ -1,7 +1,5 @@
-import importlib.util
 import json
 import os
-import unittest
 from unittest.mock import patch
 
 from odoo.exceptions import UserError
@@ -15,12 +13,7 @@ GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01
 REFUSAL = "Dazu enthält die Wissensbasis keine Aussage."
 
 
-# Until the engine's ask() is merged into this branch (it is written in parallel).
-HAS_ASK = importlib.util.find_spec("odoo.addons.pv_agent.engine.ask") is not None
-
-
 @tagged("post_install", "-at_install")
-@unittest.skipUnless(HAS_ASK, "pv_agent.engine.ask is not merged yet")
 class TestAsk(PvAgentCase):
     @classmethod
     def setUpClass(cls):
