@@ -30,7 +30,17 @@ PARAM_FIELDS = {
 PARAM_KB_PATH = "pv_agent.kb_path"
 PARAM_INDEX_DIRTY = "pv_agent.index_dirty"
 
-DEFAULTS = Settings()
+# What the Settings page shows before anything is saved: the engine's defaults with the
+# server's environment applied (e.g. OLLAMA_URL=http://ollama:11434 in docker-compose.yml).
+def _defaults() -> Settings:
+    try:
+        return Settings.from_env()
+    except ValueError as exc:  # a typo in PV_AGENT_* must not keep Odoo from starting
+        _logger.warning("pv_agent: %s – using the built-in defaults", exc)
+        return Settings()
+
+
+DEFAULTS = _defaults()
 
 # One open SidecarIndex per sidecar path and worker process, reused across questions;
 # .refresh() notices a rebuilt (swapped) file or an in-place update. The lock keeps two
