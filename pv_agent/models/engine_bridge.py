@@ -93,13 +93,19 @@ def using_index(dbname: str):
 
 
 def index_stats(dbname: str) -> dict | None:
-    """Statistics of the database's sidecar, read through a short-lived handle."""
-    from ..engine.store import SidecarIndex
+    """Statistics of the database's sidecar, read through a short-lived handle.
+
+    None if there is none yet; ``{"problem": …}`` if the file cannot be read.
+    """
+    from ..engine.store import IndexError_, SidecarIndex
 
     path = index_path(dbname)
     if not os.path.exists(path):
         return None
-    index = SidecarIndex.open(path)
+    try:
+        index = SidecarIndex.open(path)
+    except IndexError_ as exc:
+        return {"problem": str(exc)}
     try:
         return index.stats()
     finally:

@@ -26,7 +26,6 @@ class PvAgentIndexJob(models.Model):
     _name = "pv_agent.index.job"
     _description = "PV-Agent: Import- und Indexlauf"
     _order = "id desc"
-    _rec_name = "display_name"
 
     kind = fields.Selection([("import", "Import der Wissensbasis"), ("reindex", "Neuindizierung")],
                             "Art", required=True, readonly=True)

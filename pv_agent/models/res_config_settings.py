@@ -31,6 +31,7 @@ class ResConfigSettings(models.TransientModel):
     pv_agent_index_generation = fields.Integer("Generation", compute="_compute_pv_agent_index")
     pv_agent_index_exists = fields.Boolean("Index vorhanden", compute="_compute_pv_agent_index")
     pv_agent_index_stale = fields.Boolean("Index veraltet", compute="_compute_pv_agent_index")
+    pv_agent_index_problem = fields.Char("Problem mit dem Index", compute="_compute_pv_agent_index")
     pv_agent_last_job_id = fields.Many2one("pv_agent.index.job", "Letzter Lauf", compute="_compute_pv_agent_index")
     pv_agent_entry_count = fields.Integer("Aktive Einträge", compute="_compute_pv_agent_index")
 
@@ -42,7 +43,8 @@ class ResConfigSettings(models.TransientModel):
         stale = Job._index_is_stale()
         count = self.env["pv_agent.entry"].sudo().search_count([])
         for rec in self:
-            rec.pv_agent_index_exists = bool(stats)
+            rec.pv_agent_index_problem = stats.get("problem", False)
+            rec.pv_agent_index_exists = bool(stats) and not rec.pv_agent_index_problem
             rec.pv_agent_index_entries = stats.get("entries", 0)
             rec.pv_agent_index_chunks = stats.get("chunks", 0)
             rec.pv_agent_index_vectors = bool(stats.get("vectors"))

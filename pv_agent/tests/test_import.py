@@ -90,8 +90,10 @@ class TestImport(PvAgentCase):
         self.assertEqual(entry.cross_refs, ("pv-sz-02",))
         self.assertEqual(entry.content_hash, sz1.content_hash)
         self.assertEqual(sz1.content_hash, sz1.import_hash, "record and file say the same")
+        before = sz1.content_hash
         sz1.cross_ref_ids.active = False  # an archived target drops out of the index's links
         self.assertEqual(sz1._to_engine_entry().cross_refs, ())
+        self.assertNotEqual(sz1.content_hash, before, "so the next reindex updates the entry")
 
     def test_settings_button_imports_from_configured_path(self):
         settings = self.env["res.config.settings"].with_user(self.admin).create({})

@@ -1,3 +1,5 @@
+import os
+
 from odoo.exceptions import ValidationError
 from odoo.tests import Form, tagged
 
@@ -77,3 +79,11 @@ class TestSettings(PvAgentCase):
                 form = self.settings_form()
                 setattr(form, field, value)
                 form.save()
+
+    def test_status_names_a_damaged_index(self):
+        os.makedirs(os.path.dirname(self.sidecar), exist_ok=True)
+        with open(self.sidecar, "wb") as f:
+            f.write(b"kein SQLite")
+        settings = self.settings_form().save()
+        self.assertFalse(settings.pv_agent_index_exists)
+        self.assertIn(self.sidecar, settings.pv_agent_index_problem)
