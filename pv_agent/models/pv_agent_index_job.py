@@ -63,7 +63,8 @@ class PvAgentIndexJob(models.Model):
     def _compute_display_name(self):
         labels = dict(self._fields["kind"].selection)
         for job in self:
-            when = fields.Datetime.to_string(job.date_start) if job.date_start else ""
+            when = (fields.Datetime.context_timestamp(job, job.date_start).strftime("%d.%m.%Y %H:%M")
+                    if job.date_start else "")
             job.display_name = f"{labels.get(job.kind, '')} {when}".strip()
 
     # -- queueing ----------------------------------------------------------------------------

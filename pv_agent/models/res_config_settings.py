@@ -1,6 +1,8 @@
 """Settings → PV-Agent: Ollama, models, retrieval, knowledge-base folder, index status."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from odoo import api, fields, models
 from odoo.exceptions import ValidationError
 
@@ -27,7 +29,7 @@ class ResConfigSettings(models.TransientModel):
     pv_agent_index_entries = fields.Integer("Einträge im Index", compute="_compute_pv_agent_index")
     pv_agent_index_chunks = fields.Integer("Abschnitte im Index", compute="_compute_pv_agent_index")
     pv_agent_index_vectors = fields.Boolean("Vektoren vorhanden", compute="_compute_pv_agent_index")
-    pv_agent_index_built_at = fields.Char("Erstellt am", compute="_compute_pv_agent_index")
+    pv_agent_index_built_at = fields.Datetime("Erstellt am", compute="_compute_pv_agent_index")
     pv_agent_index_generation = fields.Integer("Generation", compute="_compute_pv_agent_index")
     pv_agent_index_exists = fields.Boolean("Index vorhanden", compute="_compute_pv_agent_index")
     pv_agent_index_stale = fields.Boolean("Index veraltet", compute="_compute_pv_agent_index")
@@ -48,7 +50,7 @@ class ResConfigSettings(models.TransientModel):
             rec.pv_agent_index_entries = stats.get("entries", 0)
             rec.pv_agent_index_chunks = stats.get("chunks", 0)
             rec.pv_agent_index_vectors = bool(stats.get("vectors"))
-            rec.pv_agent_index_built_at = str(stats.get("built_at") or "")
+            rec.pv_agent_index_built_at = _utc_naive(stats.get("built_at"))
             rec.pv_agent_index_generation = int(stats.get("generation") or 0)
             rec.pv_agent_index_stale = stale or not stats
             rec.pv_agent_last_job_id = last
@@ -106,6 +108,17 @@ class ResConfigSettings(models.TransientModel):
 
     def action_pv_agent_open_jobs(self):
         return self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_index_job")
+
+
+def _utc_naive(iso: str | None):
+    """The sidecar's ISO timestamp as Odoo stores datetimes (naive UTC); False if unreadable."""
+    try:
+        stamp = datetime.fromisoformat(iso or "")
+    except ValueError:
+        return False
+    if stamp.tzinfo:
+        stamp = stamp.astimezone(timezone.utc).replace(tzinfo=None)
+    return stamp.replace(microsecond=0)
 
 
 def _notify(title, message, kind, **extra):
