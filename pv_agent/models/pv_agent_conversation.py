@@ -46,7 +46,7 @@ class PvAgentConversation(models.Model):
 
     name = fields.Char("Titel", required=True, default=lambda self: self.env._("Neues Gespräch"))
     user_id = fields.Many2one("res.users", "Benutzer", required=True, index=True, readonly=True,
-                              default=lambda self: self.env.user, ondelete="cascade")
+                              default=lambda self: self.env.user, ondelete="restrict")  # keep audit trails
     message_ids = fields.One2many("pv_agent.message", "conversation_id", "Nachrichten")
     message_count = fields.Integer("Anzahl Nachrichten", compute="_compute_message_count")
     last_message_at = fields.Datetime("Letzte Nachricht", readonly=True, index=True)
