@@ -48,6 +48,8 @@ class TestIndexJob(PvAgentCase):
         self.import_kb()
         first = self.reindex()
         generation = engine_bridge.index_stats("x")["generation"]
+        with engine_bridge.using_index(self.env.cr.dbname) as cached:
+            self.assertEqual(cached.generation, generation)
         sz1 = self.Entry.search([("entry_id", "=", "pv-sz-01")])
         sz1.with_user(self.manager).write({"body": sz1.body.replace("Payroll-Relevanz (Odoo)\n",
                                                                     "Payroll-Relevanz (Odoo)\nNeu: Hinweis.\n")})
@@ -61,6 +63,9 @@ class TestIndexJob(PvAgentCase):
         self.assertEqual(second.embedded, 1, "only the changed section is embedded again")
         self.assertFalse(sz1.stale)
         self.assertGreater(engine_bridge.index_stats("x")["generation"], generation)
+        with engine_bridge.using_index(self.env.cr.dbname) as again:
+            self.assertIs(again, cached, "the process keeps its open index")
+            self.assertGreater(again.generation, generation, "and notices the new generation")
 
         sz1.with_user(self.manager).action_archive()
         self.assertTrue(self.Job._index_is_stale(), "archiving takes an entry out of the index")
