@@ -32,6 +32,9 @@ or payslip data ever reaches a prompt.
         "views/res_config_settings_views.xml",
         "views/pv_agent_menus.xml",
     ],
+    "assets": {
+        "web.assets_tests": ["pv_agent/static/tests/tours/*.js"],
+    },
     "images": ["static/description/icon.png"],
     "application": True,
     "installable": True,

@@ -5,6 +5,7 @@ so the tests can redirect the sidecar to a temporary folder with one patch.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -29,11 +30,24 @@ PARAM_FIELDS = {
 PARAM_KB_PATH = "pv_agent.kb_path"
 PARAM_INDEX_DIRTY = "pv_agent.index_dirty"
 
-DEFAULTS = Settings()
+# What the Settings page shows before anything is saved: the engine's defaults with the
+# server's environment applied (e.g. OLLAMA_URL=http://ollama:11434 in docker-compose.yml).
+def _defaults() -> Settings:
+    try:
+        return Settings.from_env()
+    except ValueError as exc:  # a typo in PV_AGENT_* must not keep Odoo from starting
+        _logger.warning("pv_agent: %s – using the built-in defaults", exc)
+        return Settings()
 
-# One open SidecarIndex per sidecar path and worker process; .refresh() notices a rebuild.
+
+DEFAULTS = _defaults()
+
+# One open SidecarIndex per sidecar path and worker process, reused across questions;
+# .refresh() notices a rebuilt (swapped) file or an in-place update. The lock keeps two
+# threads of a threaded server from refreshing the shared connection under each other.
 _open_indexes: dict = {}
 _open_lock = threading.Lock()
+_use_locks: dict = {}
 
 
 def engine_settings(env, **overrides) -> Settings:
@@ -61,31 +75,47 @@ def index_path(dbname: str) -> str:
     return os.path.join(config["data_dir"], "pv_agent", dbname, "index.db")
 
 
-def open_index(dbname: str):
-    """This process's open index for the database, refreshed; None if none was built yet."""
+@contextlib.contextmanager
+def using_index(dbname: str):
+    """``with using_index(db) as index:`` this process's open, refreshed index (None if none built)."""
     from ..engine.store import SidecarIndex
 
     path = index_path(dbname)
     with _open_lock:
+        lock = _use_locks.setdefault(path, threading.Lock())
+    with lock:
         index = _open_indexes.get(path)
-        if index is None:
-            if not os.path.exists(path):
-                return None
-            index = SidecarIndex.open(path)
-            _open_indexes[path] = index
-    index.refresh()
-    return index
+        if index is None and os.path.exists(path):
+            index = _open_indexes[path] = SidecarIndex.open(path)
+        if index is not None:
+            index.refresh()
+        yield index
 
 
 def index_stats(dbname: str) -> dict | None:
-    index = open_index(dbname)
-    return index.stats() if index is not None else None
+    """Statistics of the database's sidecar, read through a short-lived handle.
+
+    None if there is none yet; ``{"problem": …}`` if the file cannot be read.
+    """
+    from ..engine.store import IndexError_, SidecarIndex
+
+    path = index_path(dbname)
+    if not os.path.exists(path):
+        return None
+    try:
+        index = SidecarIndex.open(path)
+    except IndexError_ as exc:
+        return {"problem": str(exc)}
+    try:
+        return index.stats()
+    finally:
+        index.close()
 
 
-def forget_index(dbname: str) -> None:
-    """Drop the cached handle (tests that delete the sidecar use this)."""
+def forget_indexes() -> None:
+    """Close every cached handle (tests that replace sidecar files use this)."""
     with _open_lock:
-        index = _open_indexes.pop(index_path(dbname), None)
-    close = getattr(index, "close", None)
-    if close:
-        close()
+        indexes = list(_open_indexes.values())
+        _open_indexes.clear()
+    for index in indexes:
+        index.close()

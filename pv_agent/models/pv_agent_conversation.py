@@ -14,6 +14,7 @@ import time
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..engine.ollama import OllamaClient
 from . import engine_bridge
 
 _logger = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ class PvAgentConversation(models.Model):
 
     name = fields.Char("Titel", required=True, default=lambda self: self.env._("Neues Gespräch"))
     user_id = fields.Many2one("res.users", "Benutzer", required=True, index=True, readonly=True,
-                              default=lambda self: self.env.user, ondelete="cascade")
+                              default=lambda self: self.env.user, ondelete="restrict")  # keep audit trails
     message_ids = fields.One2many("pv_agent.message", "conversation_id", "Nachrichten")
     message_count = fields.Integer("Anzahl Nachrichten", compute="_compute_message_count")
     last_message_at = fields.Datetime("Letzte Nachricht", readonly=True, index=True)
@@ -160,25 +161,24 @@ class PvAgentMessage(models.Model):
     def _answer(self):
         """Answer one question. Commits before the model call and after storing the result."""
         self.ensure_one()
-        from ..engine.ask import ask
-        from ..engine.ollama import OllamaClient
-
         asker = self.author_id or self.conversation_id.user_id
         if not asker.has_group("pv_agent.group_user"):
             # Knowledge text reaches a prompt only for users allowed to read it.
             return self._fail(self.env._("Der Benutzer hat keinen Zugriff (mehr) auf den PV-Agent."))
-        index = engine_bridge.open_index(self.env.cr.dbname)
-        if index is None:
-            return self._fail(self.env._("Es gibt noch keinen Index. Ein PV-Agent-Manager muss die "
-                                         "Wissensbasis importieren und neu indizieren."))
         settings = engine_bridge.engine_settings(self.env)
         question_text = self.body
         self.write({"state": "running"})
         self.env["ir.cron"]._commit_progress(0)  # no transaction stays open during the model call
         started = time.monotonic()
         try:
-            answer = ask(question_text, index, settings, client=OllamaClient(settings))
-            data = answer.as_dict()
+            from ..engine.ask import ask
+
+            with engine_bridge.using_index(self.env.cr.dbname) as index:
+                if index is None:
+                    return self._fail(self.env._(
+                        "Es gibt noch keinen Index. Ein PV-Agent-Manager muss die Wissensbasis "
+                        "importieren und neu indizieren."))
+                data = ask(question_text, index, settings, client=OllamaClient(settings)).as_dict()
         except Exception as exc:  # any failure must leave the question visibly failed, never lost
             _logger.exception("pv_agent: answering message %s failed", self.id)
             self.env.cr.rollback()

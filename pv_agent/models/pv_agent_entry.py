@@ -74,7 +74,7 @@ class PvAgentEntry(models.Model):
     _entry_id_uniq = models.Constraint("UNIQUE (entry_id)", "Die Kennung muss eindeutig sein.")
 
     @api.depends("entry_id", "name", "stand", "topic", "source", "official", "tags", "legal_bases",
-                 "cross_ref_ids.entry_id", "source_ref", "body")
+                 "cross_ref_ids.entry_id", "cross_ref_ids.active", "source_ref", "body")
     def _compute_content_hash(self):
         for rec in self:
             rec.content_hash = fingerprint(rec._to_engine_entry(with_hash=False)) if rec.entry_id else False

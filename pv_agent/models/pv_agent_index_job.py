@@ -26,7 +26,6 @@ class PvAgentIndexJob(models.Model):
     _name = "pv_agent.index.job"
     _description = "PV-Agent: Import- und Indexlauf"
     _order = "id desc"
-    _rec_name = "display_name"
 
     kind = fields.Selection([("import", "Import der Wissensbasis"), ("reindex", "Neuindizierung")],
                             "Art", required=True, readonly=True)
@@ -40,6 +39,7 @@ class PvAgentIndexJob(models.Model):
     date_start = fields.Datetime("Beginn", default=fields.Datetime.now, readonly=True)
     date_end = fields.Datetime("Ende", readonly=True)
     seconds = fields.Float("Dauer (s)", readonly=True)
+    progress_stage = fields.Char("Schritt", readonly=True)
     progress_done = fields.Integer("Erledigt", readonly=True)
     progress_total = fields.Integer("Gesamt", readonly=True)
     progress = fields.Float("Fortschritt (%)", compute="_compute_progress")
@@ -63,7 +63,8 @@ class PvAgentIndexJob(models.Model):
     def _compute_display_name(self):
         labels = dict(self._fields["kind"].selection)
         for job in self:
-            when = fields.Datetime.to_string(job.date_start) if job.date_start else ""
+            when = (fields.Datetime.context_timestamp(job, job.date_start).strftime("%d.%m.%Y %H:%M")
+                    if job.date_start else "")
             job.display_name = f"{labels.get(job.kind, '')} {when}".strip()
 
     # -- queueing ----------------------------------------------------------------------------
@@ -119,17 +120,17 @@ class PvAgentIndexJob(models.Model):
         settings = engine_bridge.engine_settings(self.env)
         path = engine_bridge.index_path(self.env.cr.dbname)
         self.write({"state": "running", "date_start": fields.Datetime.now(), "progress_done": 0,
-                    "progress_total": len(entries), "message": False})
+                    "progress_total": len(entries), "progress_stage": "vorbereiten", "message": False})
         cron._commit_progress(remaining=1)  # the admin sees "running" now
         started = time.monotonic()
         last = [0.0]
 
-        def progress(done, total, *_rest):
+        def progress(stage, done, total):
             now = time.monotonic()
             if now - last[0] >= PROGRESS_EVERY_SECONDS or done >= total:
                 last[0] = now
-                self.write({"progress_done": done, "progress_total": total})
-                cron._commit_progress(0)
+                self.write({"progress_stage": stage, "progress_done": done, "progress_total": total})
+                cron._commit_progress(0)  # the admin watches the job's progress bar move
 
         try:
             from ..engine.indexer import build_index
@@ -155,10 +156,12 @@ class PvAgentIndexJob(models.Model):
             "chunks": data.get("chunks", 0),
             "embedded": data.get("embedded", 0),
             "mode": data.get("mode", ""),
-            "message": self.env._("%(entries)s Einträge, %(chunks)s Abschnitte, %(embedded)s neu eingebettet "
-                                  "(Modus: %(mode)s).", entries=data.get("entries", len(entries)),
-                                  chunks=data.get("chunks", 0), embedded=data.get("embedded", 0),
-                                  mode=data.get("mode", "?")),
+            "progress_stage": False,
+            "message": "\n".join(filter(None, [self.env._(
+                "%(entries)s Einträge, %(chunks)s Abschnitte, %(vectors)s Vektoren, %(embedded)s neu eingebettet "
+                "(Modus: %(mode)s, Generation %(generation)s).", entries=data.get("entries", len(entries)),
+                chunks=data.get("chunks", 0), vectors=data.get("vectors", 0), embedded=data.get("embedded", 0),
+                mode=data.get("mode", "?"), generation=data.get("generation", "?")), data.get("notice")])),
             "report_json": json.dumps(data, ensure_ascii=False, indent=1, default=str),
         })
 
@@ -179,11 +182,7 @@ class PvAgentIndexJob(models.Model):
 
 
 def _as_dict(report) -> dict:
-    if dataclasses.is_dataclass(report):
-        return dataclasses.asdict(report)
-    if hasattr(report, "as_dict"):
-        return report.as_dict()
-    return dict(vars(report)) if report is not None else {}
+    return report.as_dict() if hasattr(report, "as_dict") else dataclasses.asdict(report)
 
 
 def _describe(exc: BaseException) -> str:

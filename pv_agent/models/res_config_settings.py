@@ -1,7 +1,10 @@
 """Settings → PV-Agent: Ollama, models, retrieval, knowledge-base folder, index status."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from odoo import api, fields, models
+from odoo.exceptions import ValidationError
 
 from ..engine.ollama import OllamaClient, OllamaError
 from . import engine_bridge
@@ -26,10 +29,11 @@ class ResConfigSettings(models.TransientModel):
     pv_agent_index_entries = fields.Integer("Einträge im Index", compute="_compute_pv_agent_index")
     pv_agent_index_chunks = fields.Integer("Abschnitte im Index", compute="_compute_pv_agent_index")
     pv_agent_index_vectors = fields.Boolean("Vektoren vorhanden", compute="_compute_pv_agent_index")
-    pv_agent_index_built_at = fields.Char("Erstellt am", compute="_compute_pv_agent_index")
+    pv_agent_index_built_at = fields.Datetime("Erstellt am", compute="_compute_pv_agent_index")
     pv_agent_index_generation = fields.Integer("Generation", compute="_compute_pv_agent_index")
     pv_agent_index_exists = fields.Boolean("Index vorhanden", compute="_compute_pv_agent_index")
     pv_agent_index_stale = fields.Boolean("Index veraltet", compute="_compute_pv_agent_index")
+    pv_agent_index_problem = fields.Char("Problem mit dem Index", compute="_compute_pv_agent_index")
     pv_agent_last_job_id = fields.Many2one("pv_agent.index.job", "Letzter Lauf", compute="_compute_pv_agent_index")
     pv_agent_entry_count = fields.Integer("Aktive Einträge", compute="_compute_pv_agent_index")
 
@@ -41,15 +45,27 @@ class ResConfigSettings(models.TransientModel):
         stale = Job._index_is_stale()
         count = self.env["pv_agent.entry"].sudo().search_count([])
         for rec in self:
-            rec.pv_agent_index_exists = bool(stats)
+            rec.pv_agent_index_problem = stats.get("problem", False)
+            rec.pv_agent_index_exists = bool(stats) and not rec.pv_agent_index_problem
             rec.pv_agent_index_entries = stats.get("entries", 0)
             rec.pv_agent_index_chunks = stats.get("chunks", 0)
             rec.pv_agent_index_vectors = bool(stats.get("vectors"))
-            rec.pv_agent_index_built_at = str(stats.get("built_at") or "")
+            rec.pv_agent_index_built_at = _utc_naive(stats.get("built_at"))
             rec.pv_agent_index_generation = int(stats.get("generation") or 0)
             rec.pv_agent_index_stale = stale or not stats
             rec.pv_agent_last_job_id = last
             rec.pv_agent_entry_count = count
+
+    @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k")
+    def _check_pv_agent_values(self):
+        for rec in self:
+            url = (rec.pv_agent_ollama_url or "").strip()
+            if url and not url.startswith(("http://", "https://")):
+                raise ValidationError(self.env._("Die Ollama-URL muss mit http:// oder https:// beginnen."))
+            if rec.pv_agent_num_ctx and rec.pv_agent_num_ctx < 2048:
+                raise ValidationError(self.env._("Das Kontextfenster (num_ctx) muss mindestens 2048 sein."))
+            if rec.pv_agent_top_k and not 1 <= rec.pv_agent_top_k <= 50:
+                raise ValidationError(self.env._("Quellen pro Antwort (top-k) muss zwischen 1 und 50 liegen."))
 
     def _pv_agent_form_settings(self):
         """Engine settings from the values on the form (they may not be saved yet)."""
@@ -92,6 +108,17 @@ class ResConfigSettings(models.TransientModel):
 
     def action_pv_agent_open_jobs(self):
         return self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_index_job")
+
+
+def _utc_naive(iso: str | None):
+    """The sidecar's ISO timestamp as Odoo stores datetimes (naive UTC); False if unreadable."""
+    try:
+        stamp = datetime.fromisoformat(iso or "")
+    except ValueError:
+        return False
+    if stamp.tzinfo:
+        stamp = stamp.astimezone(timezone.utc).replace(tzinfo=None)
+    return stamp.replace(microsecond=0)
 
 
 def _notify(title, message, kind, **extra):

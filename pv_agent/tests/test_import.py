@@ -1,8 +1,10 @@
+import glob
 import json
 import os
 
 from odoo.tests import tagged
 
+from ..models import engine_bridge
 from .common import PvAgentCase
 
 
@@ -88,8 +90,10 @@ class TestImport(PvAgentCase):
         self.assertEqual(entry.cross_refs, ("pv-sz-02",))
         self.assertEqual(entry.content_hash, sz1.content_hash)
         self.assertEqual(sz1.content_hash, sz1.import_hash, "record and file say the same")
+        before = sz1.content_hash
         sz1.cross_ref_ids.active = False  # an archived target drops out of the index's links
         self.assertEqual(sz1._to_engine_entry().cross_refs, ())
+        self.assertNotEqual(sz1.content_hash, before, "so the next reindex updates the entry")
 
     def test_settings_button_imports_from_configured_path(self):
         settings = self.env["res.config.settings"].with_user(self.admin).create({})
@@ -98,3 +102,15 @@ class TestImport(PvAgentCase):
         job = self.Job.browse(action["res_id"])
         self.assertEqual((job.kind, job.state, job.kb_path), ("import", "done", self.kb_dir))
         self.assertEqual(self.Entry.search_count([]), 3)
+
+    def test_bundled_sample_knowledge_base_imports_cleanly(self):
+        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", False)
+        job = self.import_kb()
+        self.assertEqual(job.kb_path, engine_bridge.DEFAULT_KB_PATH)
+        report = json.loads(job.report_json)
+        files = glob.glob(os.path.join(engine_bridge.DEFAULT_KB_PATH, "dokumente", "*.md"))
+        self.assertGreater(len(files), 100)
+        self.assertEqual(report["failed"], [])
+        self.assertEqual(len(report["created"]), len(files))
+        with_refs = self.Entry.search([("cross_ref_ids", "!=", False)])
+        self.assertTrue(with_refs, "cross_refs become links between records")
