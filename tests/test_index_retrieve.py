@@ -10,7 +10,8 @@ from pv_agent.engine import indexer as indexer_module
 from pv_agent.engine.indexer import build_index
 from pv_agent.engine.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.retrieve import fts_expression, retrieve
+from pv_agent.engine.retrieve import lexical_terms, retrieve
+from pv_agent.engine.store import fts5_expression
 from pv_agent.engine.store import IndexCorrupt, IndexMissing, SidecarIndex
 
 from kbfactory import SAMPLE_ENTRIES, entry_text, write_kb
@@ -54,8 +55,8 @@ def test_german_spellings_and_compounds_find_the_entry(lexical_index, dead_setti
 
 
 def test_compound_expansion_uses_corpus_words():
-    expression = fts_expression(["ersatzleistung"], lambda root: ("urlaubsersatzleistung",))
-    assert expression == '"ersatzleistung"* OR "urlaubsersatzleistung"'
+    terms = lexical_terms(["ersatzleistung", "uel"], lambda root: ("urlaubsersatzleistung",))
+    assert fts5_expression(terms) == '"ersatzleistung"* OR "urlaubsersatzleistung" OR "uel"'
 
 
 HOSTILE = [

@@ -1,9 +1,9 @@
 """Hybrid retrieval (design.md §3): BM25 over folded German text + dense KNN, fused by
 Reciprocal Rank Fusion, one best content section per entry, ``cross_refs`` expansion.
 
-User text is data, never FTS5 syntax: the question is reduced to folded word tokens and the
-FTS5 expression is built from quoted terms only, so ``§ 67``, quotes, ``AND``/``NEAR``, ``*``,
-``^``, parentheses or emoji cannot change the query's meaning or break it.
+User text is data, never query syntax: the question is reduced to folded word tokens
+(``QueryTerm``), and the store quotes each one in its own query language, so ``§ 67``, quotes,
+``AND``/``NEAR``, ``*``, ``^``, parentheses or emoji cannot change the query's meaning or break it.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .config import Settings
 from .ollama import OllamaClient, OllamaError
 from .store import ChunkRow, SidecarIndex
 from .textnorm import query_terms, stem
-from .types import Hit, RetrievalResult
+from .types import Hit, QueryTerm, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
 # ("ersatzleistung" → "urlaubsersatzleistung"); the most frequent ones win.
@@ -81,24 +81,24 @@ def retrieve(
 
 
 # -- lexical ---------------------------------------------------------------------------
-def fts_expression(terms: list[str], compounds_containing=lambda root: ()) -> str:
-    """An FTS5 OR-expression of quoted terms: stem prefixes plus the corpus words that
-    contain a term inside a compound (``compounds_containing(root)``)."""
-    parts: list[str] = []
+def lexical_terms(terms: list[str], compounds_containing=lambda root: ()) -> list[QueryTerm]:
+    """Search terms for the question's words: stem prefixes (words of four letters and more;
+    shorter ones such as UEL, SZ, DZ match exactly) plus the corpus words that contain a term
+    inside a compound (``compounds_containing(root)``)."""
+    out: list[QueryTerm] = []
     for term in terms:
         root = stem(term)
-        # Prefix search for words of four letters and more; shorter ones (UEL, SZ, DZ) match exactly.
-        parts.append(f'"{root}"*' if len(root) >= 4 else f'"{root}"')
+        out.append(QueryTerm(root, prefix=len(root) >= 4))
         if len(root) >= MIN_INFIX_LENGTH and not root.isdigit():
-            parts.extend(f'"{t}"' for t in compounds_containing(root))
-    return " OR ".join(dict.fromkeys(parts))
+            out.extend(QueryTerm(t) for t in compounds_containing(root))
+    return list(dict.fromkeys(out))
 
 
 def _lexical_ranking(index, terms, limit, topics, scopes) -> list[tuple[int, float]]:
     if not terms:
         return []
-    expression = fts_expression(terms, lambda root: index.terms_containing(root, MAX_INFIX_EXPANSIONS))
-    return index.lexical_search(expression, limit, topics, scopes)
+    query = lexical_terms(terms, lambda root: index.terms_containing(root, MAX_INFIX_EXPANSIONS))
+    return index.lexical_search(query, limit, topics, scopes)
 
 
 # -- fusion ----------------------------------------------------------------------------

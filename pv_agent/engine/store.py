@@ -11,13 +11,38 @@ import json
 import os
 import struct
 from dataclasses import dataclass
+from typing import Protocol
 from datetime import datetime, timezone
 
 from .sqlite_conn import connect, sqlite_module
 from .textnorm import index_text
-from .types import Chunk, Entry
+from .types import Chunk, Entry, QueryTerm
 
 SCHEMA_VERSION = "1"
+
+
+class IndexReader(Protocol):
+    """What retrieval, ask() and the drift check read from an index. ``SidecarIndex`` implements
+    it on SQLite; a PostgreSQL/pgvector store implements the same methods."""
+
+    has_vectors: bool
+    embed_model: str
+    dim: int
+    generation: int
+
+    def refresh(self) -> bool: ...
+    def stats(self) -> dict: ...
+    def entry(self, entry_id: str) -> Entry | None: ...
+    def entries_by_id(self, ids) -> dict[str, Entry]: ...
+    def entry_ids(self) -> list[str]: ...
+    def entry_hashes(self) -> dict[str, str]: ...
+    def stand_years(self, entry_ids) -> dict[str, int]: ...
+    def chunks_by_rowid(self, rowids) -> dict[int, "ChunkRow"]: ...
+    def chunks_of_entries(self, entry_ids) -> list["ChunkRow"]: ...
+    def folded_words_of_entries(self, entry_ids) -> dict[str, set[str]]: ...
+    def lexical_search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]: ...
+    def dense_search(self, vector, limit: int) -> list[tuple[int, float]]: ...
+    def terms_containing(self, part: str, limit: int) -> tuple[str, ...]: ...
 
 
 class IndexError_(RuntimeError):
@@ -244,8 +269,11 @@ class SidecarIndex:
         return words
 
     # -- search -----------------------------------------------------------------------
-    def lexical_search(self, match: str, limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
-        """(chunk rowid, bm25) best first; ``match`` is an FTS5 expression built by retrieve.py."""
+    def lexical_search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
+        """(chunk rowid, bm25) best first for an OR of ``terms``."""
+        if not terms:
+            return []
+        match = fts5_expression(terms)
         sql = (
             "SELECT f.rowid, bm25(chunks_fts, 2.0, 1.0) AS score FROM chunks_fts f "
             "JOIN chunks c ON c.rowid = f.rowid WHERE chunks_fts MATCH ?"
@@ -286,6 +314,12 @@ class SidecarIndex:
             found = tuple([t for t, _ in vocab if part in t and not t.startswith(part)][:limit])
             self._containing[(part, limit)] = found
         return found
+
+
+def fts5_expression(terms: list[QueryTerm]) -> str:
+    """An FTS5 OR-expression of quoted terms. Terms hold only [0-9a-z] (textnorm.tokens), and are
+    quoted all the same, so no user word can become an FTS5 operator."""
+    return " OR ".join(f'"{t.text}"*' if t.prefix else f'"{t.text}"' for t in terms)
 
 
 def _open_readonly(path: str):

@@ -90,6 +90,18 @@ class Chunk:
         return f"{self.header}\n{self.text}"
 
 
+@dataclass(frozen=True)
+class QueryTerm:
+    """One folded search term for the lexical index: matched as a word prefix or exactly.
+
+    Retrieval decides the terms; each store turns them into its own query language
+    (FTS5 for the sidecar), so user text never reaches a query parser.
+    """
+
+    text: str  # folded, only [0-9a-z]
+    prefix: bool = False
+
+
 @dataclass
 class Hit:
     """One entry found for a question, represented by its best content section."""
