@@ -145,6 +145,7 @@ def test_embedding_batches_and_cache(kb_dir, tmp_path, settings, ollama):
     assert sum(len(call["input"]) for call in embed_calls) == 25
     again = build_index(entries, path, settings, OllamaClient(settings), full=True)
     assert again.embedded == 0 and again.cache_hits == 25 and again.mode == "hybrid"
+    assert again.generation == first.generation + 1  # the audit trail never sees a generation twice
 
 
 def test_incremental_update_reembeds_only_changed_chunks(kb_dir, tmp_path, settings, ollama):

@@ -23,6 +23,7 @@ class Answer:
     llm_calls: int = 0
     first_attempt: dict = field(default_factory=dict)  # flags of the answer that was regenerated
     fingerprints: list[dict] = field(default_factory=list)  # {id, section, chunk_hash, text} per citation
+    index: dict = field(default_factory=dict)  # {generation, built_at} of the index that answered
 
     def __post_init__(self):
         if self.state not in STATES:
@@ -49,6 +50,7 @@ class Answer:
             "plan": self.plan,
             "llm_calls": self.llm_calls,
             "fingerprints": self.fingerprints,
+            "index": self.index,
         }
         if self.first_attempt:
             out["first_attempt"] = self.first_attempt

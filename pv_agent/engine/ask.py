@@ -22,7 +22,7 @@ from .ollama import OllamaClient, OllamaError
 from .planner import Plan, plan
 from .retrieve import retrieve
 from .types import SECTION_KEY_VALUES, Hit, RetrievalResult
-from .verify import Verification, citations_in, mark_unsupported, verify
+from .verify import Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 SURVEY_BLOCKS = 12  # blocks distilled one by one for a survey question
 SOURCES_ONLY_ENTRIES = 3
@@ -69,6 +69,7 @@ def ask(
     run.year = the_plan.years[0] if len(the_plan.years) == 1 else (None if the_plan.years else today.year)
     started = time.monotonic()
     retrieval = _retrieve(index, the_plan, settings, client, default_year=run.year)
+    base["index"] = {"generation": index.generation, "built_at": index.built_at}
     run.hits = {h.entry_id: h for h in retrieval.hits}
     run.timings["retrieve_ms"] = (time.monotonic() - started) * 1000
     base.update(
@@ -126,8 +127,8 @@ def ask(
         state, answer = "refused", prompts.REFUSAL
     elif check.ok and not gen.truncated:
         state, answer = "answered_after_retry", gen.content
-    elif not check.valid_citations:
-        state, answer = "refused", prompts.REFUSAL
+    elif not check.valid_citations or check.leaked_prompt:
+        state, answer = "refused", prompts.REFUSAL  # nothing sourced left, or instructions leaked
     else:
         state, answer = "uncertain", _uncertain_text(gen.content, check, gen.truncated)
     result = _final(state, answer, check, context, entries, run, base)
@@ -214,6 +215,7 @@ def _map_reduce(client, settings, system, context: Context, question: str, run: 
 def _verify(content: str, context: Context, exists, run: _Run) -> Verification:
     started = time.monotonic()
     result = verify(content, context, exists=exists)
+    result.leaked_prompt = leaks_prompt(content, prompts.system_prompt())
     run.timings["verify_ms"] += (time.monotonic() - started) * 1000
     return result
 
@@ -236,6 +238,8 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
         lines.append(line)
     if check.missing_citations:
         lines.append(prompts.text("regenerate_missing_citations"))
+    if check.leaked_prompt:
+        lines.append(prompts.text("regenerate_leaked_prompt"))
     for group in check.conflicts:
         if group.one_sided:
             lines.append(prompts.text(

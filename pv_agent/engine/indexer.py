@@ -99,7 +99,7 @@ def _full_build(entries, index_path, settings, embedder, progress) -> IndexRepor
     try:
         writer = SidecarWriter(tmp, create=True)
         if os.path.exists(index_path):
-            writer.copy_cache_from(index_path)
+            writer.carry_over_from(index_path)
         chunks_by_entry = {e.id: chunk_entry(e, settings.chunk_max_chars) for e in entries}
         all_chunks = [c for cs in chunks_by_entry.values() for c in cs]
         report.timings_s["chunk"] = round(time.monotonic() - started, 3)

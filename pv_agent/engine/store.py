@@ -29,6 +29,7 @@ class IndexReader(Protocol):
     embed_model: str
     dim: int
     generation: int
+    built_at: str
 
     def refresh(self) -> bool: ...
     def stats(self) -> dict: ...
@@ -174,6 +175,10 @@ class SidecarIndex:
     @property
     def generation(self) -> int:
         return int(self.meta.get("generation", "0"))
+
+    @property
+    def built_at(self) -> str:
+        return self.meta.get("built_at", "")
 
     @property
     def has_vectors(self) -> bool:
@@ -478,26 +483,32 @@ class SidecarWriter:
             [(model, h, v) for h, v in vectors.items()],
         )
 
-    def copy_cache_from(self, other_path: str) -> int:
-        """Carry the embedding cache of the previous index file into this new one.
+    def carry_over_from(self, other_path: str) -> int:
+        """Carry the previous index file's embedding cache and generation counter into this new one.
 
         A damaged previous file only costs its cache: the new index is built regardless.
+        Returns how many cached vectors were carried over.
         """
         try:
-            return self._copy_cache(other_path)
+            return self._carry_over(other_path)
         except sqlite_module().DatabaseError:
             return 0
 
-    def _copy_cache(self, other_path: str) -> int:
+    def _carry_over(self, other_path: str) -> int:
         self.conn.execute("ATTACH DATABASE ? AS previous", (other_path,))
         try:
-            has = self.conn.execute(
-                "SELECT 1 FROM previous.sqlite_master WHERE name = 'embedding_cache'"
-            ).fetchone()
-            if not has:
-                return 0
-            cur = self.conn.execute("INSERT OR IGNORE INTO embedding_cache SELECT model, content_hash, vector FROM previous.embedding_cache")
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM previous.sqlite_master")}
+            if "meta" in tables:
+                row = self.conn.execute("SELECT value FROM previous.meta WHERE key = 'generation'").fetchone()
+                if row and str(row[0]).isdigit():
+                    self.set_meta(generation=row[0])
+            copied = 0
+            if "embedding_cache" in tables:
+                cur = self.conn.execute(
+                    "INSERT OR IGNORE INTO embedding_cache SELECT model, content_hash, vector FROM previous.embedding_cache"
+                )
+                copied = cur.rowcount
             self.conn.commit()
-            return cur.rowcount
+            return copied
         finally:
             self.conn.execute("DETACH DATABASE previous")

@@ -9,6 +9,7 @@ Returns plain data; the caller decides between regeneration, ``uncertain`` and `
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -82,11 +83,13 @@ class Verification:
     unsupported_figures: list[FigureIssue]
     conflicts: list[ConflictGroup]
     missing_citations: bool  # a substantive answer without a single citation
+    leaked_prompt: bool = False  # the answer repeats the system prompt (an injection succeeded)
 
     @property
     def ok(self) -> bool:
         return not (
-            self.unknown_citations
+            self.leaked_prompt
+            or self.unknown_citations
             or self.unsupported_figures
             or self.missing_citations
             or any(c.one_sided for c in self.conflicts)
@@ -102,7 +105,19 @@ class Verification:
             "unsupported_figures": [i.as_dict() for i in self.unsupported_figures],
             "conflicts": [c.as_dict() for c in self.conflicts],
             "missing_citations": self.missing_citations,
+            "leaked_prompt": self.leaked_prompt,
         }
+
+
+def leaks_prompt(answer: str, system_prompt: str, min_run: int = 60) -> bool:
+    """True when the answer contains a run of at least ``min_run`` characters of the system
+    prompt (whitespace folded): what a successful "repeat your instructions" injection looks like."""
+    a = " ".join(answer.split()).lower()
+    s = " ".join(system_prompt.split()).lower()
+    if len(a) < min_run:
+        return False
+    match = difflib.SequenceMatcher(None, a, s, autojunk=False).find_longest_match(0, len(a), 0, len(s))
+    return match.size >= min_run
 
 
 # -- citations and sentences ----------------------------------------------------------------
