@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
 
 import tools.cli as package
 
 
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `pv-agent … | head` ends quietly, like other tools
     parser = argparse.ArgumentParser(prog="pv-agent", description="PV-Agent: Wissensbasis, Index und Fragen")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
