@@ -224,11 +224,10 @@ def test_answer_object_has_the_audit_fields(srv, settings, index):
 
 
 def test_survey_question_goes_map_reduce_and_is_verified_against_the_blocks(srv, settings, index):
-    from pv_agent.engine.ask import SURVEY_BLOCKS
     from pv_agent.engine.retrieve import retrieve
 
     question = "Gib mir einen Überblick über die Höchstbeitragsgrundlage"
-    hits = retrieve(index, question, settings, embedder=OllamaClient(settings), k=SURVEY_BLOCKS).hits
+    hits = retrieve(index, question, settings, embedder=OllamaClient(settings), k=settings.survey_blocks).hits
     distil = {
         "pv-sv-02": "- HBGL 2026 monatlich 6.930 € (Stand 2026-01) [pv-sv-02]",
         "pv-sv-01": "- HBGL 2025 monatlich 6.450 € (Stand 2025-01) [pv-sv-01]",

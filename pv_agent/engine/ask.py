@@ -24,8 +24,6 @@ from .retrieve import retrieve
 from .types import SECTION_KEY_VALUES, Hit, RetrievalResult
 from .verify import Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
-SURVEY_BLOCKS = 12  # blocks distilled one by one for a survey question
-SOURCES_ONLY_ENTRIES = 3
 
 
 class _Run:
@@ -79,7 +77,7 @@ def ask(
         retrieved=[{"id": h.entry_id, "score": round(h.score, 6)} for h in retrieval.hits],
         models={"chat": settings.chat_model, "embed": settings.embed_model if retrieval.mode == "hybrid" else None},
     )
-    if nothing_relevant(retrieval):
+    if nothing_relevant(retrieval, settings):
         return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), **base)
 
     entries = index.entries_by_id(retrieval.ids)
@@ -102,7 +100,7 @@ def ask(
             messages = _messages(system, context, user_question)
         gen = run.add_generation(generate(client, messages, settings))
     except OllamaError as exc:
-        return _sources_only(retrieval.hits, exc, run, base)
+        return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
 
     first, check = gen, _verify(gen.content, context, exists, run)
     if _is_refusal(gen.content):
@@ -141,7 +139,7 @@ def ask(
 def _retrieve(index, the_plan: Plan, settings: Settings, client: OllamaClient, default_year=None) -> RetrievalResult:
     """One retrieval per sub-query, each with its own slots, merged in rank order; each
     steered towards the year it asks about (design: figures change every 1 January)."""
-    k_total = SURVEY_BLOCKS if the_plan.kind == "survey" else settings.top_k
+    k_total = settings.survey_blocks if the_plan.kind == "survey" else settings.top_k
     k_each = max(2, k_total // len(the_plan.queries))
     embedder: OllamaClient | None = client
     results: list[RetrievalResult] = []
@@ -298,10 +296,10 @@ def _fingerprints(citations: list[dict], run: _Run) -> list[dict]:
     return [fingerprint_of_hit(run.hits[c["id"]]).as_dict() for c in citations if c["id"] in run.hits]
 
 
-def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict) -> Answer:
+def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, count: int) -> Answer:
     reason = exc.reason
     parts = [prompts.text("sources_only_heading", reason=reason)]
-    shown = [h for h in hits if h.via == "retrieval"][:SOURCES_ONLY_ENTRIES]
+    shown = [h for h in hits if h.via == "retrieval"][:count]
     citations = []
     for h in shown:
         key_values = h.text.strip() if h.section == SECTION_KEY_VALUES else h.key_values.strip()

@@ -36,6 +36,16 @@ class Settings:
     cross_ref_expand: int = 6
     cross_ref_sources: int = 3
     max_context_chars: int = 90000
+    # Gate before the model (gates.py): an entry is relevant with this share of the question's
+    # terms, or this dense similarity, or the weaker pair together. Loose on purpose: the gate
+    # only saves a model call; the model refuses by rule 5 itself. Calibrate on real bge-m3 cosines.
+    min_coverage: float = 0.5
+    min_cosine: float = 0.6
+    weak_coverage: float = 0.25
+    weak_cosine: float = 0.45
+    # Answers
+    survey_blocks: int = 12  # blocks distilled one by one for a "list everything about X" question
+    sources_only_entries: int = 3  # entries shown when no language model answers
 
     @classmethod
     def from_env(cls, environ: dict | None = None, **overrides) -> "Settings":
