@@ -14,7 +14,6 @@ import tools.cli as package
 
 
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `pv-agent … | head` ends quietly, like other tools
     parser = argparse.ArgumentParser(prog="pv-agent", description="PV-Agent: Wissensbasis, Index und Fragen")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
@@ -33,4 +32,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # `pv-agent … | head` ends quietly, like other tools (only for the command, never in-process)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())
