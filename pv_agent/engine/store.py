@@ -311,14 +311,25 @@ class SidecarIndex:
         return self._vocab
 
     def terms_containing(self, part: str, limit: int) -> tuple[str, ...]:
-        """Corpus terms with ``part`` inside, not at their start (compound heads such as
-        ``urlaubsersatzleistung`` for ``ersatzleistung``), most frequent first; cached."""
+        """Corpus compounds whose last element is ``part`` (plus at most an inflection ending):
+        ``urlaubsersatzleistung(en)`` for ``ersatzleistung``, but not ``beitragsgrundlage`` for
+        ``grund`` — in German the last element carries a compound's meaning. Most frequent
+        first; cached until the index changes."""
         vocab = self.vocabulary()
         found = self._containing.get((part, limit))
         if found is None:
-            found = tuple([t for t, _ in vocab if part in t and not t.startswith(part)][:limit])
+            found = tuple([t for t, _ in vocab if compound_ends_with(t, part)][:limit])
             self._containing[(part, limit)] = found
         return found
+
+
+MAX_INFLECTION = 3  # "en", "es", "ern" …
+
+
+def compound_ends_with(term: str, part: str) -> bool:
+    """``term`` is a longer word whose last element is ``part`` (give or take an ending)."""
+    at = term.rfind(part)
+    return at > 0 and len(term) - at - len(part) <= MAX_INFLECTION
 
 
 def fts5_expression(terms: list[QueryTerm]) -> str:
