@@ -17,7 +17,8 @@ from typing import Callable
 from .chunker import chunk_entry
 from .config import Settings
 from .ollama import OllamaClient, OllamaError
-from .store import SidecarWriter, pack_vector
+from .sqlite_conn import sqlite_module
+from .store import IndexCorrupt, SidecarWriter, pack_vector
 from .types import Chunk, Entry
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -60,8 +61,8 @@ def build_index(
 ) -> IndexReport:
     index_path = str(index_path)
     os.makedirs(os.path.dirname(os.path.abspath(index_path)), exist_ok=True)
-    if not full and os.path.exists(index_path):
-        writer = SidecarWriter(index_path, create=False)
+    writer = _open_for_update(index_path) if not full else None
+    if writer is not None:
         meta = writer.get_meta()
         same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
         wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
@@ -74,13 +75,29 @@ def build_index(
     return _full_build(entries, index_path, settings, embedder, progress)
 
 
+def _open_for_update(index_path: str) -> SidecarWriter | None:
+    """The live index for an in-place update, or None when a full build is needed
+    (no file yet, another schema, or a damaged file — which the full build then replaces)."""
+    if not os.path.exists(index_path):
+        return None
+    try:
+        writer = SidecarWriter(index_path, create=False)
+        writer.get_meta()
+        writer.conn.execute("SELECT count(*) FROM chunks").fetchone()
+        return writer
+    except (IndexCorrupt, sqlite_module().DatabaseError):
+        return None
+
+
 def _full_build(entries, index_path, settings, embedder, progress) -> IndexReport:
     started = time.monotonic()
     report = IndexReport(path=index_path, full=True, mode="lexical")
+    _remove_stale_builds(index_path)
     tmp = f"{index_path}.building-{os.getpid()}"
     _remove(tmp)
-    writer = SidecarWriter(tmp, create=True)
+    writer = None
     try:
+        writer = SidecarWriter(tmp, create=True)
         if os.path.exists(index_path):
             writer.copy_cache_from(index_path)
         chunks_by_entry = {e.id: chunk_entry(e, settings.chunk_max_chars) for e in entries}
@@ -110,8 +127,11 @@ def _full_build(entries, index_path, settings, embedder, progress) -> IndexRepor
         _fsync(tmp)
         os.replace(tmp, index_path)  # the atomic swap: readers see the old or the new file, never a mix
     except BaseException:
-        writer.close()
-        _remove(tmp)
+        try:
+            if writer is not None:
+                writer.close()
+        finally:
+            _remove(tmp)  # even when closing fails too (disk full), the half-built file goes
         raise
     report.timings_s["total"] = round(time.monotonic() - started, 3)
     return report
@@ -220,6 +240,29 @@ def _fsync(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _remove_stale_builds(index_path: str) -> None:
+    """Remove what a build killed mid-way (kill -9, power loss) left behind."""
+    prefix = os.path.basename(index_path) + ".building-"
+    folder = os.path.dirname(os.path.abspath(index_path))
+    for name in os.listdir(folder):
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix) :].split("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+            continue
+        _remove(os.path.join(folder, name[: len(prefix) + len(pid)]))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _remove(path: str) -> None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from .config import Settings
 from .ollama import OllamaClient, OllamaError
 from .store import ChunkRow, SidecarIndex
-from .textnorm import query_terms, stem, tokens
+from .textnorm import query_terms, stem
 from .types import Hit, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
@@ -22,6 +22,11 @@ MAX_INFIX_EXPANSIONS = 12
 MIN_INFIX_LENGTH = 5
 # A "Verweise" section only lists other entries' titles: it may find an entry, but counts less.
 REFERENCES_WEIGHT = 0.5
+# Year steering: an entry whose stand is the year asked about counts more, one describing a
+# later year less (its values may not have applied yet). Older entries stay neutral: a value
+# may have stayed unchanged since.
+SAME_YEAR_BOOST = 1.3
+LATER_YEAR_DAMPING = 0.8
 
 
 def retrieve(
@@ -33,7 +38,10 @@ def retrieve(
     topics: list[str] | None = None,
     scopes: list[str] | None = None,
     k: int | None = None,
+    year: int | None = None,
 ) -> RetrievalResult:
+    """Entry-level hits for ``question``; ``year`` (see timeframe.asked_year) steers towards
+    entries whose ``stand`` describes that year."""
     started = time.monotonic()
     index.refresh()
     k = k or settings.top_k
@@ -65,7 +73,7 @@ def retrieve(
     if topics or scopes:  # dense KNN cannot pre-filter in vec0 here; drop what the filters exclude
         allowed = _allowed_entries(index, {c.entry_id for c in chunk_rows.values()}, topics, scopes)
         dense = [(r, d) for r, d in dense if chunk_rows[r].entry_id in allowed]
-    hits = _fuse(index, chunk_rows, lexical, dense, settings, k)
+    hits = _fuse(index, chunk_rows, lexical, dense, settings, k, year)
     _add_coverage(index, hits, terms)
     hits.extend(_cross_ref_hits(index, hits, settings))
     timings["total_ms"] = _ms(started)
@@ -94,7 +102,7 @@ def _lexical_ranking(index, terms, limit, topics, scopes) -> list[tuple[int, flo
 
 
 # -- fusion ----------------------------------------------------------------------------
-def _fuse(index, chunk_rows: dict[int, ChunkRow], lexical, dense, settings: Settings, k: int) -> list[Hit]:
+def _fuse(index, chunk_rows: dict[int, ChunkRow], lexical, dense, settings: Settings, k: int, year=None) -> list[Hit]:
     """Reciprocal Rank Fusion over chunks, then the best chunk per entry."""
     chunk_score: dict[int, float] = defaultdict(float)
     for rank, (rowid, _) in enumerate(lexical, start=1):
@@ -121,6 +129,13 @@ def _fuse(index, chunk_rows: dict[int, ChunkRow], lexical, dense, settings: Sett
         eid = chunk_rows[rowid].entry_id
         entry_cosine[eid] = max(entry_cosine.get(eid, -1.0), c)
 
+    if year is not None:
+        stands = index.stand_years(list(entry_score))
+        for eid, stand in stands.items():
+            if stand == year:
+                entry_score[eid] *= SAME_YEAR_BOOST
+            elif stand > year:
+                entry_score[eid] *= LATER_YEAR_DAMPING
     ranked = sorted(entry_score, key=lambda e: (-entry_score[e], e))[:k]
     entries = index.entries_by_id(ranked)
     sections = _sections_by_entry(index, ranked)
@@ -175,13 +190,11 @@ def _add_coverage(index, hits: list[Hit], terms: list[str]) -> None:
     that, unlike RRF, means the same on every index)."""
     if not hits or not terms:
         return
-    words: dict[str, set[str]] = defaultdict(set)
-    for row in index.chunks_of_entries([h.entry_id for h in hits]):
-        words[row.entry_id].update(tokens(f"{row.header} {row.text}"))
+    words = index.folded_words_of_entries([h.entry_id for h in hits])
     roots = [stem(t) for t in terms]
     for hit in hits:
-        vocab = words[hit.entry_id]
-        found = sum(1 for r in roots if any(w.startswith(r) or (len(r) >= MIN_INFIX_LENGTH and r in w) for w in vocab))
+        text = " " + " ".join(words[hit.entry_id])  # " word word …": one C-level search per term
+        found = sum(1 for r in roots if (r in text if len(r) >= MIN_INFIX_LENGTH else f" {r}" in text))
         hit.coverage = found / len(roots)
 
 

@@ -104,24 +104,10 @@ class SidecarIndex:
         return cls(path)
 
     def _open(self) -> None:
-        if not os.path.exists(self.path):
-            raise IndexMissing(f"Index {self.path} fehlt – bitte zuerst indizieren (tools/pv-agent index).")
-        self._stat_key = _stat_key(self.path)
-        try:
-            self.conn = connect(self.path, readonly=True)
-        except sqlite_module().DatabaseError as exc:
-            raise IndexCorrupt(f"Index {self.path} lässt sich nicht öffnen ({exc}).") from exc
-        try:
-            meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite_module().DatabaseError as exc:
-            self.conn.close()
-            raise IndexCorrupt(f"Index {self.path} ist beschädigt oder kein PV-Agent-Index ({exc}).") from exc
-        if meta.get("schema_version") != SCHEMA_VERSION:
-            self.conn.close()
-            raise IndexCorrupt(f"Index {self.path} hat ein anderes Schema – bitte neu indizieren (--full).")
-        self.meta = meta
+        self.conn, self.meta, self._stat_key = _open_readonly(self.path)
         self._data_version = self._read_data_version()
         self._vocab: list[tuple[str, int]] | None = None
+        self.problem = ""  # why the last refresh kept the previous file, if it did
 
     def close(self) -> None:
         self.conn.close()
@@ -130,11 +116,27 @@ class SidecarIndex:
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     def refresh(self) -> bool:
-        """Reopen after a swap, reload metadata after an in-place update. True if anything changed."""
-        if _stat_key(self.path) != self._stat_key:
-            old = self.conn
-            self._open()
+        """Reopen after a swap, reload metadata after an in-place update. True if anything changed.
+
+        If the file on disk vanished or was replaced by something unreadable, the open
+        connection keeps serving the last good index and ``problem`` says why.
+        """
+        try:
+            key = _stat_key(self.path)
+        except FileNotFoundError:
+            self.problem = f"Index-Datei {self.path} fehlt – der zuletzt geladene Index wird weiter verwendet."
+            return False
+        if key != self._stat_key:
+            try:
+                conn, meta, stat_key = _open_readonly(self.path)
+            except IndexError_ as exc:
+                self.problem = f"{exc} Der zuletzt geladene Index wird weiter verwendet."
+                return False
+            old, self.conn, self.meta, self._stat_key = self.conn, conn, meta, stat_key
             old.close()
+            self._data_version = self._read_data_version()
+            self._vocab = None
+            self.problem = ""
             return True
         if self._read_data_version() != self._data_version:
             self.meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
@@ -190,6 +192,16 @@ class SidecarIndex:
         rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", ids).fetchall()
         return {r[0]: _entry_from_row(r) for r in rows}
 
+    def stand_years(self, entry_ids) -> dict[str, int]:
+        entry_ids = list(entry_ids)
+        years: dict[str, int] = {}
+        for start in range(0, len(entry_ids), 500):
+            part = entry_ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(f"SELECT id, CAST(substr(stand, 1, 4) AS INTEGER) FROM entries WHERE id IN ({marks})", part)
+            years.update(rows.fetchall())
+        return years
+
     def entry_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM entries ORDER BY id")]
 
@@ -213,6 +225,23 @@ class SidecarIndex:
             f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE entry_id IN ({marks}) ORDER BY entry_id, ordinal", entry_ids
         )
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
+
+    def folded_words_of_entries(self, entry_ids) -> dict[str, set[str]]:
+        """The folded words each entry was indexed with (from the FTS table, not re-folded)."""
+        entry_ids = list(dict.fromkeys(entry_ids))
+        words: dict[str, set[str]] = {e: set() for e in entry_ids}
+        if not entry_ids:
+            return words
+        marks = ",".join("?" * len(entry_ids))
+        rows = self.conn.execute(
+            f"SELECT c.entry_id, f.head, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            f" WHERE c.entry_id IN ({marks})",
+            entry_ids,
+        )
+        for entry_id, head, body in rows:
+            words[entry_id].update(head.split())
+            words[entry_id].update(body.split())
+        return words
 
     # -- search -----------------------------------------------------------------------
     def lexical_search(self, match: str, limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
@@ -257,6 +286,27 @@ class SidecarIndex:
             found = tuple([t for t, _ in vocab if part in t and not t.startswith(part)][:limit])
             self._containing[(part, limit)] = found
         return found
+
+
+def _open_readonly(path: str):
+    """(connection, meta, file identity) of a readable index, or IndexMissing / IndexCorrupt."""
+    if not os.path.exists(path):
+        raise IndexMissing(f"Index {path} fehlt – bitte zuerst indizieren (tools/pv-agent index).")
+    stat_key = _stat_key(path)
+    database_error = sqlite_module().DatabaseError
+    try:
+        conn = connect(path, readonly=True)
+    except database_error as exc:
+        raise IndexCorrupt(f"Index {path} lässt sich nicht öffnen ({exc}).") from exc
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except database_error as exc:
+        conn.close()
+        raise IndexCorrupt(f"Index {path} ist beschädigt oder kein PV-Agent-Index ({exc}).") from exc
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        conn.close()
+        raise IndexCorrupt(f"Index {path} hat ein anderes Schema – bitte neu indizieren (--full).")
+    return conn, meta, stat_key
 
 
 def _stat_key(path: str) -> tuple:
@@ -395,7 +445,16 @@ class SidecarWriter:
         )
 
     def copy_cache_from(self, other_path: str) -> int:
-        """Carry the embedding cache of the previous index file into this new one."""
+        """Carry the embedding cache of the previous index file into this new one.
+
+        A damaged previous file only costs its cache: the new index is built regardless.
+        """
+        try:
+            return self._copy_cache(other_path)
+        except sqlite_module().DatabaseError:
+            return 0
+
+    def _copy_cache(self, other_path: str) -> int:
         self.conn.execute("ATTACH DATABASE ? AS previous", (other_path,))
         try:
             has = self.conn.execute(

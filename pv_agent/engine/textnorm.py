@@ -30,11 +30,15 @@ STOPWORDS = frozenset(
 )
 
 
+_UMLAUTS = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss", "ẞ": "ss"})
+
+
 def fold(text: str) -> str:
     """Lower-case, strip diacritics, map ae/oe/ue to plain vowels and ß to ss."""
-    text = text.replace("ß", "ss").replace("ẞ", "ss")
-    text = unicodedata.normalize("NFKD", text.lower())
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.lower().translate(_UMLAUTS)
+    if not text.isascii():  # other diacritics (é, č …) and compatibility forms (ｆｕｌｌｗｉｄｔｈ)
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
     for digraph, vowel in _DIGRAPHS:
         text = text.replace(digraph, vowel)
     return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieve import retrieve
 from pv_agent.engine.store import IndexError_, SidecarIndex
+from pv_agent.engine.timeframe import asked_year
 
 from ._common import add_index_argument, fail, print_json, settings
 
@@ -17,6 +18,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--k", type=int, default=None, help="Anzahl der Treffer (Standard: 8)")
     parser.add_argument("--topic", action="append", help="nur dieses Cluster (mehrfach möglich)")
     parser.add_argument("--scope", action="append", help="nur diese Quellenart: briefing, gesetz, kv, rechtsprechung")
+    parser.add_argument("--year", type=int, help="Jahr, nach dem gefragt wird (Standard: aus der Frage, sonst das laufende)")
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
 
 
@@ -26,7 +28,10 @@ def run(args) -> int:
         index = SidecarIndex.open(args.index)
     except IndexError_ as exc:
         return fail(str(exc))
-    result = retrieve(index, args.question, cfg, embedder=OllamaClient(cfg), topics=args.topic, scopes=args.scope, k=args.k)
+    year = args.year or asked_year(args.question).year
+    result = retrieve(
+        index, args.question, cfg, embedder=OllamaClient(cfg), topics=args.topic, scopes=args.scope, k=args.k, year=year
+    )
     if args.json:
         print_json(result.as_dict())
         return 0

@@ -1,0 +1,53 @@
+"""The answer object: what the clerk sees and what the audit trail records (design.md §5)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STATES = ("answered", "answered_after_retry", "uncertain", "refused", "off_topic", "sources_only")
+
+
+@dataclass
+class Answer:
+    question: str
+    state: str  # one of STATES
+    answer: str  # markdown
+    citations: list[dict] = field(default_factory=list)  # {id, title, stand, section, supported}
+    retrieved: list[dict] = field(default_factory=list)  # {id, score}
+    flags: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)  # retrieve_ms, llm_ms, verify_ms, total_ms
+    models: dict = field(default_factory=dict)
+    prompt_version: str = ""
+    mode: str = ""  # "hybrid" | "lexical" | "" (no retrieval)
+    notice: str = ""  # why retrieval was lexical, why only sources, …
+    plan: dict = field(default_factory=dict)
+    llm_calls: int = 0
+    first_attempt: dict = field(default_factory=dict)  # flags of the answer that was regenerated
+
+    def __post_init__(self):
+        if self.state not in STATES:
+            raise ValueError(f"unknown answer state {self.state!r}")
+
+    def as_dict(self) -> dict:
+        out = {
+            "question": self.question,
+            "state": self.state,
+            "answer": self.answer,
+            "citations": self.citations,
+            "retrieved": self.retrieved,
+            "flags": {
+                "unknown_citations": self.flags.get("unknown_citations", []),
+                "unsupported_figures": self.flags.get("unsupported_figures", []),
+                "conflicts": self.flags.get("conflicts", []),
+                **{k: v for k, v in self.flags.items() if k not in ("unknown_citations", "unsupported_figures", "conflicts")},
+            },
+            "timings": {k: round(self.timings.get(k, 0.0), 1) for k in ("retrieve_ms", "llm_ms", "verify_ms", "total_ms")},
+            "models": self.models,
+            "prompt_version": self.prompt_version,
+            "mode": self.mode,
+            "notice": self.notice,
+            "plan": self.plan,
+            "llm_calls": self.llm_calls,
+        }
+        if self.first_attempt:
+            out["first_attempt"] = self.first_attempt
+        return out

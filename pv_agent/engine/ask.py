@@ -1,0 +1,299 @@
+"""``ask()``: one question → one answer object.
+
+gates (off-topic) → plan → retrieve (per sub-query) → gate (nothing relevant) → context →
+generate (map-reduce for surveys) → verify → one regeneration with a sharper instruction
+naming what was wrong → state. No language model reachable → the best entries' key values,
+labelled as not an answer (``sources_only``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import date
+
+from . import prompts
+from .answer import Answer
+from .config import Settings
+from .context import Context, build_context
+from .gates import nothing_relevant, off_topic_reason
+from .generate import Generation, generate
+from .ollama import OllamaClient, OllamaError
+from .planner import Plan, plan
+from .retrieve import retrieve
+from .types import SECTION_KEY_VALUES, Hit, RetrievalResult
+from .verify import Verification, citations_in, mark_unsupported, verify
+
+SURVEY_BLOCKS = 12  # blocks distilled one by one for a survey question
+SOURCES_ONLY_ENTRIES = 3
+
+
+class _Run:
+    """Timings and model calls of one ``ask``."""
+
+    def __init__(self):
+        self.started = time.monotonic()
+        self.timings = {"retrieve_ms": 0.0, "llm_ms": 0.0, "verify_ms": 0.0}
+        self.llm_calls = 0
+
+    def add_generation(self, gen: Generation) -> Generation:
+        self.timings["llm_ms"] += gen.llm_ms
+        self.llm_calls += gen.calls
+        return gen
+
+    def finish(self) -> dict:
+        return {**self.timings, "total_ms": (time.monotonic() - self.started) * 1000}
+
+
+def ask(
+    question: str,
+    index,
+    settings: Settings,
+    *,
+    client: OllamaClient | None = None,
+    now: date | None = None,
+) -> Answer:
+    run = _Run()
+    client = client or OllamaClient(settings)
+    question = question.strip()
+    base = dict(question=question, prompt_version=prompts.PROMPT_VERSION, models={"chat": settings.chat_model})
+
+    reason = off_topic_reason(question)
+    if reason:
+        return Answer(state="off_topic", answer=prompts.text("off_topic"), notice=reason, timings=run.finish(), **base)
+
+    the_plan = plan(question, now=now)
+    started = time.monotonic()
+    retrieval = _retrieve(index, the_plan, settings, client)
+    run.timings["retrieve_ms"] = (time.monotonic() - started) * 1000
+    base.update(
+        mode=retrieval.mode,
+        notice=retrieval.notice,
+        plan=the_plan.as_dict(),
+        retrieved=[{"id": h.entry_id, "score": round(h.score, 6)} for h in retrieval.hits],
+        models={"chat": settings.chat_model, "embed": settings.embed_model if retrieval.mode == "hybrid" else None},
+    )
+    if nothing_relevant(retrieval):
+        return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), **base)
+
+    entries = index.entries_by_id(retrieval.ids)
+    system = prompts.system_prompt()
+    user_question = _with_year_hint(question, the_plan)
+    context = build_context(
+        retrieval.hits, settings, system_chars=len(system), question=user_question,
+        bodies={i: e.body for i, e in entries.items()},
+    )
+
+    def exists(entry_id: str) -> bool:
+        return entry_id in entries or index.entry(entry_id) is not None
+
+    try:
+        if the_plan.kind == "survey":
+            messages = _map_reduce(client, settings, system, context, user_question, run)
+            if messages is None:
+                return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), llm_calls=run.llm_calls, **base)
+        else:
+            messages = _messages(system, context, user_question)
+        gen = run.add_generation(generate(client, messages, settings))
+    except OllamaError as exc:
+        return _sources_only(retrieval.hits, exc, run, base)
+
+    first, check = gen, _verify(gen.content, context, exists, run)
+    if _is_refusal(gen.content):
+        return _final("refused", prompts.REFUSAL, check, context, entries, run, base)
+    if check.ok and not gen.truncated:
+        return _final("answered", gen.content, check, context, entries, run, base)
+
+    retry_messages = messages + [
+        {"role": "assistant", "content": gen.content},
+        {"role": "user", "content": regeneration_instruction(check, context, truncated=gen.truncated)},
+    ]
+    try:
+        gen = run.add_generation(generate(client, retry_messages, settings))
+    except OllamaError as exc:
+        answer = _uncertain_text(first.content, check, first.truncated)
+        result = _final("uncertain", answer, check, context, entries, run, base)
+        result.notice = f"{exc.reason}: {exc}"
+        return result
+    first_flags = check.flags()
+    check = _verify(gen.content, context, exists, run)
+    if _is_refusal(gen.content):
+        state, answer = "refused", prompts.REFUSAL
+    elif check.ok and not gen.truncated:
+        state, answer = "answered_after_retry", gen.content
+    elif not check.valid_citations:
+        state, answer = "refused", prompts.REFUSAL
+    else:
+        state, answer = "uncertain", _uncertain_text(gen.content, check, gen.truncated)
+    result = _final(state, answer, check, context, entries, run, base)
+    result.first_attempt = {"flags": first_flags, "truncated": first.truncated}
+    result.flags["truncated"] = gen.truncated
+    return result
+
+
+# -- stages ---------------------------------------------------------------------------------
+def _retrieve(index, the_plan: Plan, settings: Settings, client: OllamaClient) -> RetrievalResult:
+    """One retrieval per sub-query, each with its own slots, merged in rank order."""
+    k_total = SURVEY_BLOCKS if the_plan.kind == "survey" else settings.top_k
+    k_each = max(2, k_total // len(the_plan.queries))
+    embedder: OllamaClient | None = client
+    results: list[RetrievalResult] = []
+    for sub in the_plan.queries:
+        k = k_total if len(the_plan.queries) == 1 else k_each
+        result = retrieve(index, sub.text, settings, embedder=embedder, scopes=sub.scopes, k=k)
+        if result.mode == "lexical":
+            embedder = None  # the embedder failed once: do not wait for it again
+        results.append(result)
+    return merge_results(results, k_total, settings.cross_ref_expand)
+
+
+def merge_results(results: list[RetrievalResult], k: int, cross_ref_limit: int) -> RetrievalResult:
+    if len(results) == 1:
+        return results[0]
+    seen: set[str] = set()
+    picked: list[Hit] = []
+    primary = [[h for h in r.hits if h.via == "retrieval"] for r in results]
+    for rank in range(max(len(p) for p in primary)):  # round robin: every sub-query gets its slots
+        for hits in primary:
+            if rank < len(hits) and hits[rank].entry_id not in seen and len(picked) < k:
+                seen.add(hits[rank].entry_id)
+                picked.append(hits[rank])
+    refs = [h for r in results for h in r.hits if h.via != "retrieval"]
+    for h in refs:
+        if h.entry_id not in seen and cross_ref_limit > 0:
+            seen.add(h.entry_id)
+            picked.append(h)
+            cross_ref_limit -= 1
+    lexical = [r for r in results if r.mode == "lexical"]
+    return RetrievalResult(
+        question=results[0].question,
+        mode="lexical" if lexical else results[0].mode,
+        hits=picked,
+        notice=lexical[0].notice if lexical else "",
+        terms=tuple(dict.fromkeys(t for r in results for t in r.terms)),
+    )
+
+
+def _with_year_hint(question: str, the_plan: Plan) -> str:
+    if len(the_plan.years) == 1 and str(the_plan.years[0]) not in question:
+        return f"{question} {prompts.text('year_hint', year=the_plan.years[0])}"
+    return question
+
+
+def _messages(system: str, context: Context, question: str, note: str = "") -> list[dict]:
+    blocks = f"{note}\n\n{context.text()}" if note else context.text()
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": prompts.text("user_message", context=blocks, question=question)},
+    ]
+
+
+def _map_reduce(client, settings, system, context: Context, question: str, run: _Run) -> list[dict] | None:
+    """Survey questions: distil each block with its id, then one synthesis over the distillates.
+    Returns the synthesis messages, or None when no block had anything relevant."""
+    distilled = []
+    for block in context.blocks:
+        prompt = prompts.text("map_instruction", stand=block.stand, id=block.entry_id, block=block.render(), question=question)
+        gen = run.add_generation(generate(client, [{"role": "system", "content": system},
+                                                   {"role": "user", "content": prompt}], settings))
+        text = gen.content.strip()
+        if text and text.strip("–- .") != "":
+            distilled.append(dataclasses.replace(block, number=len(distilled) + 1, text=text))
+    if not distilled:
+        return None
+    return _messages(system, Context(distilled, context.budget), question, note=prompts.text("reduce_note"))
+
+
+def _verify(content: str, context: Context, exists, run: _Run) -> Verification:
+    started = time.monotonic()
+    result = verify(content, context, exists=exists)
+    run.timings["verify_ms"] += (time.monotonic() - started) * 1000
+    return result
+
+
+def _is_refusal(content: str) -> bool:
+    return prompts.REFUSAL.rstrip(".") in content and not citations_in(content)
+
+
+def regeneration_instruction(check: Verification, context: Context, *, truncated: bool = False) -> str:
+    """The sharper instruction: one line per problem found, naming it."""
+    allowed = ", ".join(f"[{i}]" for i in context.ids)
+    lines = [prompts.text("regenerate_header")]
+    for cid in check.unknown_citations:
+        lines.append(prompts.text("regenerate_unknown_citation", id=cid, allowed=allowed))
+    for issue in check.unsupported_figures:
+        cited = ", ".join(f"[{c}]" for c in issue.cited) or "keine Quelle"
+        line = prompts.text("regenerate_unsupported_figure", figure=issue.figure, cited=cited)
+        if issue.found_in:
+            line += " " + prompts.text("regenerate_figure_found_in", ids=", ".join(f"[{i}]" for i in issue.found_in))
+        lines.append(line)
+    if check.missing_citations:
+        lines.append(prompts.text("regenerate_missing_citations"))
+    for group in check.conflicts:
+        if group.one_sided:
+            lines.append(prompts.text(
+                "regenerate_conflict",
+                ids=", ".join(f"[{i}]" for i in group.ids),
+                cited=", ".join(f"[{i}]" for i in group.cited),
+            ))
+    if truncated:
+        lines.append(prompts.text("regenerate_truncated"))
+    lines.append(prompts.text("regenerate_footer"))
+    return "\n".join(lines)
+
+
+def _uncertain_text(content: str, check: Verification, truncated: bool) -> str:
+    notices = [prompts.text("uncertain_notice")]
+    for group in check.conflicts:
+        if group.one_sided:
+            missing = ", ".join(f"[{i}]" for i in group.ids if i not in group.cited)
+            notices.append(prompts.text("uncertain_conflict", cited=", ".join(group.cited), missing=missing))
+    if truncated:
+        notices.append(prompts.text("truncated_notice"))
+    marked = mark_unsupported(
+        content, check,
+        figure_mark=prompts.text("mark_unsupported_figure"),
+        citation_mark=prompts.text("mark_unknown_citation"),
+    )
+    return "\n>\n".join(notices) + "\n\n" + marked
+
+
+def _final(state, answer, check: Verification, context: Context, entries, run: _Run, base: dict) -> Answer:
+    citations = []
+    if state != "refused":
+        for c in check.citations:
+            block = context.block(c.id)
+            entry = entries.get(c.id)
+            citations.append({
+                "id": c.id,
+                "title": block.title if block else (entry.title if entry else ""),
+                "stand": block.stand if block else (entry.stand if entry else ""),
+                "section": block.section if block else "",
+                "supported": c.supported,
+            })
+    flags = check.flags()
+    flags["truncated"] = False
+    return Answer(state=state, answer=answer, citations=citations, flags=flags,
+                  timings=run.finish(), llm_calls=run.llm_calls, **base)
+
+
+def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict) -> Answer:
+    reason = exc.reason
+    parts = [prompts.text("sources_only_heading", reason=reason)]
+    shown = [h for h in hits if h.via == "retrieval"][:SOURCES_ONLY_ENTRIES]
+    citations = []
+    for h in shown:
+        key_values = h.text.strip() if h.section == SECTION_KEY_VALUES else h.key_values.strip()
+        parts.append(prompts.text("sources_only_entry", id=h.entry_id, title=h.title, stand=h.stand))
+        if key_values:
+            parts.append(key_values)
+        else:
+            parts.append(prompts.text("sources_only_no_key_values", section=h.section) + "\n\n" + h.text.strip())
+        citations.append({"id": h.entry_id, "title": h.title, "stand": h.stand,
+                          "section": SECTION_KEY_VALUES if key_values else h.section, "supported": None})
+    notice = f"{reason}: {exc}"
+    if base.get("notice"):
+        notice = f"{base['notice']} – {notice}"
+    fields = {**base, "notice": notice}
+    return Answer(state="sources_only", answer="\n\n".join(parts), citations=citations,
+                  flags={"truncated": False}, timings=run.finish(), llm_calls=run.llm_calls, **fields)
+

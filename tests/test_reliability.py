@@ -1,0 +1,184 @@
+"""Reliability of the engine under hostile input and faults (docs/reliability.md lists the figures)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pv_agent.engine.indexer import build_index
+from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.retrieve import retrieve
+from pv_agent.engine.store import IndexCorrupt, SidecarIndex
+
+from conftest import ROOT
+from hostile import hostile_questions
+
+SAMPLE_KB = ROOT / "wissensbasis"
+HOSTILE_RUN = int(os.environ.get("PV_AGENT_HOSTILE_RUN", "10000"))
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory):
+    from pv_agent.engine.config import Settings
+
+    path = str(tmp_path_factory.mktemp("sample") / "index.db")
+    build_index(load_knowledge_base(SAMPLE_KB).entries, path, Settings(), None)
+    return path
+
+
+def test_hostile_questions_never_crash_retrieval(sample_index):
+    from pv_agent.engine.config import Settings
+
+    index = SidecarIndex.open(sample_index)
+    settings = Settings()
+    questions = hostile_questions(HOSTILE_RUN)
+    assert len(questions) == HOSTILE_RUN
+    known = set(index.entry_ids())
+    for question in questions:
+        result = retrieve(index, question, settings, year=2026)
+        assert result.mode == "lexical"
+        assert len(result.hits) <= settings.top_k + settings.cross_ref_expand
+        assert all(h.entry_id in known for h in result.hits)
+    assert index.stats()["entries"] == len(known)
+
+
+def test_hostile_questions_through_the_embedding_path(sample_index, tmp_path, settings):
+    path = str(tmp_path / "hybrid.db")
+    build_index(load_knowledge_base(SAMPLE_KB).entries, path, settings, OllamaClient(settings))
+    index = SidecarIndex.open(path)
+    client = OllamaClient(settings)
+    for question in hostile_questions(300, seed=11):
+        result = retrieve(index, question, settings, embedder=client)
+        assert result.mode in ("hybrid", "lexical")
+
+
+def test_deleted_sidecar_keeps_serving_until_the_next_reindex(kb_dir, tmp_path, dead_settings):
+    path = str(tmp_path / "i.db")
+    entries = load_knowledge_base(kb_dir).entries
+    build_index(entries, path, dead_settings, None)
+    index = SidecarIndex.open(path)
+    os.remove(path)
+    assert retrieve(index, "Sonderzahlungen", dead_settings).ids[0] == "pv-sz-01"
+    assert "fehlt" in index.problem
+    report = build_index(entries, path, dead_settings, None)
+    assert report.full and report.entries == 5
+    assert index.refresh() is True and index.problem == ""
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_damaged_sidecar_is_reported_and_the_next_reindex_recovers(kb_dir, tmp_path, dead_settings, damage):
+    path = str(tmp_path / "i.db")
+    entries = load_knowledge_base(kb_dir).entries
+    build_index(entries, path, dead_settings, None)
+    reader = SidecarIndex.open(path)
+    replacement = tmp_path / "broken"
+    if damage == "truncate":
+        replacement.write_bytes(open(path, "rb").read()[:1000])
+    else:
+        replacement.write_bytes(os.urandom(64 * 1024))
+    os.replace(replacement, path)  # a new file in place of the index, like a botched copy
+    assert reader.refresh() is False and "weiter verwendet" in reader.problem
+    assert retrieve(reader, "Sonderzahlungen", dead_settings).ids[0] == "pv-sz-01"
+    with pytest.raises(IndexCorrupt):
+        SidecarIndex.open(path)
+    report = build_index(entries, path, dead_settings, None)
+    assert report.full and report.entries == 5
+    assert SidecarIndex.open(path).stats()["entries"] == 5
+
+
+def test_index_locked_by_another_writer(kb_dir, tmp_path, dead_settings):
+    path = str(tmp_path / "i.db")
+    entries = load_knowledge_base(kb_dir).entries
+    build_index(entries, path, dead_settings, None)
+    reader = SidecarIndex.open(path)
+    locker = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time, sqlite3; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+         "c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(30)", path],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert locker.stdout.readline().strip() == "locked"
+        # readers are not blocked by a RESERVED lock; a full rebuild writes a new file and swaps it in
+        assert retrieve(reader, "Sonderzahlungen", dead_settings).ids[0] == "pv-sz-01"
+        report = build_index(entries, path, dead_settings, None, full=True)
+        assert report.generation == 1 and reader.refresh() is True
+    finally:
+        locker.kill()
+        locker.wait()
+
+
+_BUILD_SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+from pv_agent.engine.config import Settings
+from pv_agent.engine.indexer import build_index
+from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine import store
+entries = load_knowledge_base({kb!r}).entries
+original = store.SidecarWriter.insert_entry
+def slow(self, *a, **kw):
+    print("writing", flush=True)
+    time.sleep(0.05)
+    return original(self, *a, **kw)
+store.SidecarWriter.insert_entry = slow
+build_index(entries, {path!r}, Settings(), None, full=True)
+"""
+
+
+def test_kill_9_during_reindex_leaves_the_old_index_and_the_next_one_recovers(kb_dir, tmp_path, dead_settings):
+    path = str(tmp_path / "i.db")
+    entries = load_knowledge_base(kb_dir).entries
+    build_index(entries, path, dead_settings, None)
+    reader = SidecarIndex.open(path)
+    script = _BUILD_SCRIPT.format(root=str(ROOT), kb=str(kb_dir), path=path)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "writing"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert any(".building-" in f for f in os.listdir(tmp_path))  # the dead build's leftovers
+    assert reader.refresh() is False
+    assert retrieve(reader, "Sonderzahlungen", dead_settings).ids[0] == "pv-sz-01"
+    report = build_index(entries, path, dead_settings, None, full=True)
+    assert report.entries == 5
+    assert not any(".building-" in f for f in os.listdir(tmp_path))  # cleaned up
+
+
+_FULL_DISK_SCRIPT = """
+import resource, signal, sys
+sys.path.insert(0, {root!r})
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # let writes fail with EFBIG instead of killing us
+from pv_agent.engine.config import Settings
+from pv_agent.engine.indexer import build_index
+from pv_agent.engine.loader import load_knowledge_base
+entries = load_knowledge_base({kb!r}).entries
+resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, 48 * 1024))
+try:
+    build_index(entries, {path!r}, Settings(), None, full=True)
+except Exception as exc:
+    print("failed:", type(exc).__name__, exc)
+    sys.exit(3)
+print("built")
+"""
+
+
+def test_disk_full_during_reindex_keeps_the_old_index(tmp_path, dead_settings):
+    kb = SAMPLE_KB
+    path = str(tmp_path / "i.db")
+    entries = load_knowledge_base(kb).entries
+    build_index(entries[:3], path, dead_settings, None)
+    reader = SidecarIndex.open(path)
+    before = reader.stats()
+    script = _FULL_DISK_SCRIPT.format(root=str(ROOT), kb=str(kb), path=path)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "full" in out.stdout.lower() or "disk" in out.stdout.lower() or "I/O" in out.stdout
+    assert reader.refresh() is False and reader.stats()["generation"] == before["generation"]
+    assert not any(".building-" in f for f in os.listdir(tmp_path))
+    report = build_index(entries, path, dead_settings, None, full=True)
+    assert report.entries == len(entries)

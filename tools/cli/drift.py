@@ -1,0 +1,46 @@
+"""``pv-agent drift``: which stored answers cite sections that changed or disappeared."""
+from __future__ import annotations
+
+import json
+import time
+
+from pv_agent.engine.drift import CHANGED, REMOVED, check_answers
+from pv_agent.engine.store import IndexError_, SidecarIndex
+
+from ._common import fail, print_json
+
+NAME = "drift"
+HELP = "Antworten prüfen, deren zitierte Abschnitte sich geändert haben oder entfernt wurden"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--old", help="Index, gegen den die Antworten gegeben wurden (für Diffs ohne gespeicherten Text)")
+    parser.add_argument("--new", required=True, help="aktueller Index")
+    parser.add_argument("--answers", required=True, help="Antworten als JSON Lines (ask --json, mit fingerprints)")
+    parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
+
+
+def run(args) -> int:
+    try:
+        new = SidecarIndex.open(args.new)
+        old = SidecarIndex.open(args.old) if args.old else None
+    except IndexError_ as exc:
+        return fail(str(exc))
+    with open(args.answers, encoding="utf-8") as fh:
+        answers = [json.loads(line) for line in fh if line.strip()]
+    started = time.monotonic()
+    results = check_answers(answers, new, old)
+    seconds = time.monotonic() - started
+    drifted = [r for r in results if r.status in (CHANGED, REMOVED)]
+    if args.json:
+        print_json({"answers": len(results), "drifted": len(drifted), "seconds": round(seconds, 4),
+                    "results": [r.as_dict() for r in drifted]})
+        return 0
+    print(f"{len(results)} Antworten geprüft in {seconds * 1000:.1f} ms, {len(drifted)} betroffen.")
+    for result in drifted:
+        for v in result.verdicts:
+            if v.status != "unchanged":
+                print(f"- Antwort {result.answer_id}: [{v.fingerprint.entry_id}] {v.fingerprint.section}: {v.label}")
+                if v.diff:
+                    print("    " + v.diff.replace("\n", "\n    "))
+    return 0
