@@ -322,22 +322,29 @@ class DenseMatrix:
 
     @classmethod
     def load(cls, conn, model: str, dim: int, key=None) -> "DenseMatrix":
+        """Read the vectors row by row into a preallocated matrix (peak memory ≈ the matrix)."""
+        expected = conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
+        rowids = np.empty(expected, dtype=np.int64)
+        matrix = np.empty((expected, dim), dtype=np.float32)
+        n = 0
         rows = conn.execute(
             "SELECT c.rowid, e.vector FROM chunks c JOIN embedding_cache e"
-            " ON e.model = ? AND e.content_hash = c.content_hash WHERE c.has_vector = 1 ORDER BY c.rowid",
+            " ON e.model = ? AND e.content_hash = c.content_hash WHERE c.has_vector = 1",
             (model,),
-        ).fetchall()
-        expected = conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
-        if len(rows) < expected:  # a vector missing from the cache: read it from vec0
-            have = {r[0] for r in rows}
+        )
+        for rowid, blob in rows:
+            rowids[n], matrix[n] = rowid, np.frombuffer(blob, dtype=np.float32)
+            n += 1
+        if n < expected:  # a vector missing from the cache: read it from vec0
+            have = set(rowids[:n].tolist())
             missing = [r[0] for r in conn.execute("SELECT rowid FROM chunks WHERE has_vector = 1") if r[0] not in have]
             for start in range(0, len(missing), 500):
                 part = missing[start : start + 500]
                 marks = ",".join("?" * len(part))
-                rows.extend(conn.execute(f"SELECT rowid, embedding FROM chunk_vectors WHERE rowid IN ({marks})", part))
-            rows.sort()
-        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim).copy()
+                for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM chunk_vectors WHERE rowid IN ({marks})", part):
+                    rowids[n], matrix[n] = rowid, np.frombuffer(blob, dtype=np.float32)
+                    n += 1
+        rowids, matrix = rowids[:n], matrix[:n]
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix /= np.where(norms > 0, norms, 1.0)  # cosine, as vec0's distance_metric=cosine
         return cls(rowids, matrix, key)
