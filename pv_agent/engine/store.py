@@ -4,6 +4,12 @@ embedding cache. This module owns every SQL string of the engine.
 ``SidecarIndex`` is the read side used by retrieval (its methods are the store interface a
 PostgreSQL/pgvector store implements too); ``SidecarWriter`` is the write side used by the
 indexer.
+
+Dense search reads the vectors once per index generation into a float32 matrix and scans it
+exactly with numpy (``M @ q`` + ``argpartition``): that is the memory-bandwidth floor on one
+core, where sqlite-vec's ``vec0`` brute force is 5–10× slower (design.md §9). ``vec0`` stays
+the stored vector table; the matrix is loaded from the embedding cache's plain BLOBs (0.1 s at
+16k chunks, against 5 s through ``vec0``) and from ``vec0`` for any vector the cache lacks.
 """
 from __future__ import annotations
 
@@ -13,6 +19,8 @@ import struct
 from dataclasses import dataclass
 from typing import Protocol
 from datetime import datetime, timezone
+
+import numpy as np
 
 from .sqlite_conn import connect, sqlite_module
 from .textnorm import index_text
@@ -133,6 +141,7 @@ class SidecarIndex:
         self.conn, self.meta, self._stat_key = _open_readonly(self.path)
         self._data_version = self._read_data_version()
         self._vocab: list[tuple[str, int]] | None = None
+        self._dense: DenseMatrix | None = None
         self.problem = ""  # why the last refresh kept the previous file, if it did
 
     def close(self) -> None:
@@ -293,7 +302,13 @@ class SidecarIndex:
         return [(r[0], r[1]) for r in self.conn.execute(sql, params)]
 
     def dense_search(self, vector, limit: int) -> list[tuple[int, float]]:
-        """(chunk rowid, cosine distance) nearest first."""
+        """(chunk rowid, cosine distance) nearest first: exact search over the in-memory matrix."""
+        if not self.has_vectors:
+            return []
+        return self.dense_matrix().search(vector, limit)
+
+    def dense_search_vec0(self, vector, limit: int) -> list[tuple[int, float]]:
+        """The same search through sqlite-vec's ``vec0`` brute force (kept for comparison and checks)."""
         if not self.has_vectors:
             return []
         rows = self.conn.execute(
@@ -301,6 +316,15 @@ class SidecarIndex:
             (pack_vector(vector), limit),
         )
         return [(r[0], r[1]) for r in rows]
+
+    def dense_matrix(self) -> "DenseMatrix":
+        """The chunk vectors as one float32 matrix, loaded on first use and again after an
+        update or swap (a new generation or file); ``refresh()`` notices both."""
+        key = (self._stat_key, self.generation)
+        if self._dense is None or self._dense.key != key:
+            self._dense = None  # let the old matrix go before the new one is read
+            self._dense = DenseMatrix.load(self.conn, self.embed_model, self.dim, key)
+        return self._dense
 
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, document count) of the FTS index, most frequent first; cached until the index changes."""
@@ -336,6 +360,64 @@ def fts5_expression(terms: list[QueryTerm]) -> str:
     """An FTS5 OR-expression of quoted terms. Terms hold only [0-9a-z] (textnorm.tokens), and are
     quoted all the same, so no user word can become an FTS5 operator."""
     return " OR ".join(f'"{t.text}"*' if t.prefix else f'"{t.text}"' for t in terms)
+
+
+class DenseMatrix:
+    """Unit-normalised chunk vectors (one row each) with their chunk rowids; exact cosine search."""
+
+    def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None):
+        self.rowids = rowids
+        self.matrix = matrix
+        self.key = key
+
+    @classmethod
+    def load(cls, conn, model: str, dim: int, key=None) -> "DenseMatrix":
+        """Read the vectors row by row into a preallocated matrix (peak memory ≈ the matrix)."""
+        expected = conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
+        rowids = np.empty(expected, dtype=np.int64)
+        matrix = np.empty((expected, dim), dtype=np.float32)
+        n = 0
+        rows = conn.execute(
+            "SELECT c.rowid, e.vector FROM chunks c JOIN embedding_cache e"
+            " ON e.model = ? AND e.content_hash = c.content_hash WHERE c.has_vector = 1",
+            (model,),
+        )
+        for rowid, blob in rows:
+            rowids[n], matrix[n] = rowid, np.frombuffer(blob, dtype=np.float32)
+            n += 1
+        if n < expected:  # a vector missing from the cache: read it from vec0
+            have = set(rowids[:n].tolist())
+            missing = [r[0] for r in conn.execute("SELECT rowid FROM chunks WHERE has_vector = 1") if r[0] not in have]
+            for start in range(0, len(missing), 500):
+                part = missing[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM chunk_vectors WHERE rowid IN ({marks})", part):
+                    rowids[n], matrix[n] = rowid, np.frombuffer(blob, dtype=np.float32)
+                    n += 1
+        rowids, matrix = rowids[:n], matrix[:n]
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix /= np.where(norms > 0, norms, 1.0)  # cosine, as vec0's distance_metric=cosine
+        return cls(rowids, matrix, key)
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def search(self, vector, limit: int) -> list[tuple[int, float]]:
+        """(rowid, cosine distance) of the ``limit`` nearest rows, nearest first; exact."""
+        n = len(self.rowids)
+        if n == 0 or limit <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        if norm == 0.0:
+            return []
+        scores = self.matrix @ (q / norm)
+        if limit < n:
+            top = np.argpartition(scores, n - limit)[n - limit :]
+        else:
+            top = np.arange(n)
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return list(zip(self.rowids[top].tolist(), (1.0 - scores[top]).tolist()))
 
 
 def _open_readonly(path: str):

@@ -1,0 +1,66 @@
+"""Dense search over the in-memory matrix: the same neighbours as sqlite-vec's vec0, reloaded
+after an update, and complete even when the embedding cache lacks a vector."""
+from __future__ import annotations
+
+import numpy as np
+
+from pv_agent.engine.indexer import build_index
+from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.sqlite_conn import connect
+from pv_agent.engine.store import DenseMatrix, SidecarIndex
+from pv_agent.tests.ollama_api_server import embed_text
+
+from kbfactory import SAMPLE_ENTRIES, entry_text
+
+
+def _index(kb_dir, tmp_path, settings):
+    path = str(tmp_path / "index.db")
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
+    return path
+
+
+def _same(a, b):
+    """Same distances rank by rank; same rowids except where two chunks are equally near."""
+    da, db = [d for _, d in a], [d for _, d in b]
+    assert np.allclose(da, db, atol=1e-5)
+    for rowid, d in a:
+        if sum(abs(d - other) < 1e-5 for other in da) == 1:
+            assert (rowid, True) in [(r, abs(x - d) < 1e-5) for r, x in b]
+
+
+def test_matrix_search_equals_vec0(kb_dir, tmp_path, settings, ollama):
+    index = SidecarIndex.open(_index(kb_dir, tmp_path, settings))
+    for question in ("Urlaubsersatzleistung", "Sonderzahlungen Jahressechstel", "Kommunalsteuer 3 %"):
+        q = embed_text(question, ollama.dim)
+        for k in (1, 3, 50):
+            _same(index.dense_search(q, k), index.dense_search_vec0(q, k))
+
+
+def test_matrix_is_reloaded_after_an_update(kb_dir, tmp_path, settings, ollama):
+    path = _index(kb_dir, tmp_path, settings)
+    index = SidecarIndex.open(path)
+    q = embed_text("Pendlerpauschale Kilometer", ollama.dim)
+    before = index.dense_matrix()
+    entries = dict(SAMPLE_ENTRIES)
+    entries["pv-pp-01"] = dict(title="Pendlerpauschale", topic="pendlerpauschale", summary="Pendlerpauschale nach Kilometern.")
+    (kb_dir / "dokumente" / "pv-pp-01.md").write_text(entry_text("pv-pp-01", **entries["pv-pp-01"]), encoding="utf-8")
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
+    assert index.refresh()
+    assert index.dense_matrix() is not before and len(index.dense_matrix()) > len(before)
+    _same(index.dense_search(q, 5), index.dense_search_vec0(q, 5))
+    assert index.chunks_by_rowid([index.dense_search(q, 1)[0][0]]).popitem()[1].entry_id == "pv-pp-01"
+
+
+def test_vectors_missing_from_the_cache_come_from_vec0(kb_dir, tmp_path, settings, ollama):
+    path = _index(kb_dir, tmp_path, settings)
+    conn = connect(path)
+    conn.execute("DELETE FROM embedding_cache WHERE rowid % 2 = 0")
+    conn.commit()
+    total = conn.execute("SELECT count(*) FROM chunks WHERE has_vector = 1").fetchone()[0]
+    matrix = DenseMatrix.load(conn, settings.embed_model, ollama.dim)
+    conn.close()
+    assert len(matrix) == total
+    index = SidecarIndex.open(path)
+    q = embed_text("Überstunden Zuschlag", ollama.dim)
+    _same(index.dense_search(q, 10), index.dense_search_vec0(q, 10))
