@@ -13,7 +13,7 @@ from collections import defaultdict
 from .config import Settings
 from .ollama import OllamaClient, OllamaError
 from .store import ChunkRow, SidecarIndex
-from .textnorm import query_terms, stem
+from .textnorm import index_text, query_terms, stem
 from .types import Hit, QueryTerm, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
@@ -69,12 +69,12 @@ def retrieve(
                     dense = index.dense_search(vector, settings.candidate_pool)
                     timings["embed_dense_ms"] = _ms(t)
 
-    chunk_rows = index.chunks_by_rowid([r for r, _ in lexical] + [r for r, _ in dense])
-    if topics or scopes:  # dense KNN cannot pre-filter in vec0 here; drop what the filters exclude
-        allowed = _allowed_entries(index, {c.entry_id for c in chunk_rows.values()}, topics, scopes)
-        dense = [(r, d) for r, d in dense if chunk_rows[r].entry_id in allowed]
-    hits = _fuse(index, chunk_rows, lexical, dense, settings, k, year)
-    _add_coverage(index, hits, terms)
+    keys = index.chunk_keys([r for r, _ in lexical] + [r for r, _ in dense])
+    if topics or scopes:  # the dense scan cannot pre-filter; drop what the filters exclude
+        allowed = _allowed_entries(index, {eid for eid, _ in keys.values()}, topics, scopes)
+        dense = [(r, d) for r, d in dense if keys[r][0] in allowed]
+    hits = _fuse(index, keys, lexical, dense, settings, k, year)
+    _add_coverage(hits, terms)
     hits.extend(_cross_ref_hits(index, hits, settings))
     timings["total_ms"] = _ms(started)
     return RetrievalResult(question=question, mode=mode, hits=hits, notice=notice, terms=tuple(terms), timings_ms=timings)
@@ -102,8 +102,12 @@ def _lexical_ranking(index, terms, limit, topics, scopes) -> list[tuple[int, flo
 
 
 # -- fusion ----------------------------------------------------------------------------
-def _fuse(index, chunk_rows: dict[int, ChunkRow], lexical, dense, settings: Settings, k: int, year=None) -> list[Hit]:
-    """Reciprocal Rank Fusion over chunks, then the best chunk per entry."""
+def _fuse(index, keys: dict[int, tuple[str, str]], lexical, dense, settings: Settings, k: int, year=None) -> list[Hit]:
+    """Reciprocal Rank Fusion over chunks, then the best chunk per entry.
+
+    ``keys`` maps each candidate chunk to (entry id, kind); the chunks' text is read only for
+    the k entries that make it.
+    """
     chunk_score: dict[int, float] = defaultdict(float)
     for rank, (rowid, _) in enumerate(lexical, start=1):
         chunk_score[rowid] += 1.0 / (settings.rrf_k + rank)
@@ -112,21 +116,21 @@ def _fuse(index, chunk_rows: dict[int, ChunkRow], lexical, dense, settings: Sett
         chunk_score[rowid] += settings.dense_weight / (settings.rrf_k + rank)
         cosine[rowid] = 1.0 - distance
     for rowid in chunk_score:
-        if chunk_rows[rowid].kind == "references":
+        if keys[rowid][1] == "references":
             chunk_score[rowid] *= REFERENCES_WEIGHT
 
     entry_score: dict[str, float] = defaultdict(float)
     best_content: dict[str, int] = {}
     for rowid, score in sorted(chunk_score.items(), key=lambda kv: -kv[1]):
-        row = chunk_rows[rowid]
-        entry_score[row.entry_id] = max(entry_score[row.entry_id], score)
-        if row.kind != "references" and row.entry_id not in best_content:
-            best_content[row.entry_id] = rowid
-    lexical_rank = _entry_ranks(lexical, chunk_rows)
-    dense_rank = _entry_ranks(dense, chunk_rows)
+        eid, kind = keys[rowid]
+        entry_score[eid] = max(entry_score[eid], score)
+        if kind != "references" and eid not in best_content:
+            best_content[eid] = rowid
+    lexical_rank = _entry_ranks(lexical, keys)
+    dense_rank = _entry_ranks(dense, keys)
     entry_cosine: dict[str, float] = {}
     for rowid, c in cosine.items():
-        eid = chunk_rows[rowid].entry_id
+        eid = keys[rowid][0]
         entry_cosine[eid] = max(entry_cosine.get(eid, -1.0), c)
 
     if year is not None:
@@ -138,42 +142,43 @@ def _fuse(index, chunk_rows: dict[int, ChunkRow], lexical, dense, settings: Sett
                 entry_score[eid] *= LATER_YEAR_DAMPING
     ranked = sorted(entry_score, key=lambda e: (-entry_score[e], e))[:k]
     entries = index.entries_by_id(ranked)
-    sections = _sections_by_entry(index, ranked)
+    chosen = index.chunks_by_rowid([best_content[e] for e in ranked if e in best_content])
+    key_values = _key_value_sections(index, ranked)
+    fallback = _fallback_sections(index, [e for e in ranked if e not in best_content], key_values)
     hits = []
     for eid in ranked:
-        row = chunk_rows[best_content[eid]] if eid in best_content else _fallback_section(sections[eid])
+        row = chosen[best_content[eid]] if eid in best_content else fallback[eid]
         hit = _hit(entries[eid], row, entry_score[eid], lexical_rank.get(eid), dense_rank.get(eid), entry_cosine.get(eid))
-        hit.key_values = _key_values_text(sections[eid], row)
+        hit.key_values = "" if row.kind == "key_values" else key_values.get(eid, "")
         hits.append(hit)
     return hits
 
 
-def _entry_ranks(ranking, chunk_rows) -> dict[str, int]:
+def _entry_ranks(ranking, keys) -> dict[str, int]:
     ranks: dict[str, int] = {}
     for rowid, _ in ranking:
-        eid = chunk_rows[rowid].entry_id
+        eid = keys[rowid][0]
         if eid not in ranks:
             ranks[eid] = len(ranks) + 1
     return ranks
 
 
-def _sections_by_entry(index, entry_ids) -> dict[str, list[ChunkRow]]:
-    sections: dict[str, list[ChunkRow]] = defaultdict(list)
+def _key_value_sections(index, entry_ids) -> dict[str, str]:
+    """Each entry's "Kernwerte & Fristen" text: questions on numbers need it beside any section."""
+    parts: dict[str, list[str]] = defaultdict(list)
+    for row in index.chunks_of_entries(entry_ids, kind="key_values"):
+        parts[row.entry_id].append(row.text)
+    return {eid: "\n\n".join(texts) for eid, texts in parts.items()}
+
+
+def _fallback_sections(index, entry_ids, key_values: dict[str, str]) -> dict[str, ChunkRow]:
+    """For entries found only through references or a cross_ref: the key values, else the first section."""
+    chosen: dict[str, ChunkRow] = {}
     for row in index.chunks_of_entries(entry_ids):
-        sections[row.entry_id].append(row)
-    return sections
-
-
-def _fallback_section(rows: list[ChunkRow]) -> ChunkRow:
-    """For an entry found only through its references or a cross_ref: the key values, else the first section."""
-    return next((r for r in rows if r.kind == "key_values"), rows[0])
-
-
-def _key_values_text(rows: list[ChunkRow], chosen: ChunkRow) -> str:
-    """The entry's Kernwerte section when another section was chosen: questions on numbers need it."""
-    if chosen.kind == "key_values":
-        return ""
-    return "\n\n".join(r.text for r in rows if r.kind == "key_values")
+        current = chosen.get(row.entry_id)
+        if current is None or (row.kind == "key_values" and current.kind != "key_values"):
+            chosen[row.entry_id] = row
+    return chosen
 
 
 def _hit(entry, row: ChunkRow, score, lexical_rank, dense_rank, cosine, via="retrieval") -> Hit:
@@ -182,18 +187,19 @@ def _hit(entry, row: ChunkRow, score, lexical_rank, dense_rank, cosine, via="ret
         official=entry.official, section=row.section, chunk_id=row.chunk_id, chunk_hash=row.content_hash,
         text=row.text, header=row.header, score=score, cross_refs=entry.cross_refs,
         lexical_rank=lexical_rank, dense_rank=dense_rank, cosine=cosine, via=via,
+        tags=entry.tags + entry.legal_bases,
     )
 
 
-def _add_coverage(index, hits: list[Hit], terms: list[str]) -> None:
-    """Share of the question's terms that occur in each hit's entry (a relevance signal
-    that, unlike RRF, means the same on every index)."""
+def _add_coverage(hits: list[Hit], terms: list[str]) -> None:
+    """Share of the question's terms found in what a hit shows the model (title, tags, legal
+    bases, the chosen section, its key values): a relevance signal that, unlike RRF, means
+    the same on every index."""
     if not hits or not terms:
         return
-    words = index.folded_words_of_entries([h.entry_id for h in hits])
     roots = [stem(t) for t in terms]
     for hit in hits:
-        text = " " + " ".join(words[hit.entry_id])  # " word word …": one C-level search per term
+        text = " " + index_text(f"{hit.header} {' '.join(hit.tags)} {hit.block_text}")  # one C-level search per term
         found = sum(1 for r in roots if (r in text if len(r) >= MIN_INFIX_LENGTH else f" {r}" in text))
         hit.coverage = found / len(roots)
 
@@ -209,13 +215,14 @@ def _cross_ref_hits(index, hits: list[Hit], settings: Settings) -> list[Hit]:
     if not wanted:
         return []
     entries = index.entries_by_id(wanted)
-    sections = _sections_by_entry(index, wanted)
+    key_values = _key_value_sections(index, wanted)
+    sections = _fallback_sections(index, wanted, key_values)
     hits = []
     for eid in wanted:
-        if eid in entries and sections.get(eid):
-            row = _fallback_section(sections[eid])
+        if eid in entries and eid in sections:
+            row = sections[eid]
             hit = _hit(entries[eid], row, 0.0, None, None, None, via="cross_ref")
-            hit.key_values = _key_values_text(sections[eid], row)
+            hit.key_values = "" if row.kind == "key_values" else key_values.get(eid, "")
             hits.append(hit)
     return hits
 

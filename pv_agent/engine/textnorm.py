@@ -32,12 +32,15 @@ STOPWORDS = frozenset(
 
 
 _UMLAUTS = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss", "ẞ": "ss"})
+# Non-ASCII characters that payroll text is full of and that fold to nothing anyway (they are
+# not word characters): skipping Unicode decomposition for them keeps folding fast.
+_NEEDS_DECOMPOSITION = re.compile("[^\x00-\x7f€–—§…„“”‚‘’«»·×°±²³¼½¾⚠✱✗⇄→←↔≤≥≈ ]")
 
 
 def fold(text: str) -> str:
     """Lower-case, strip diacritics, map ae/oe/ue to plain vowels and ß to ss."""
     text = text.lower().translate(_UMLAUTS)
-    if not text.isascii():  # other diacritics (é, č …) and compatibility forms (ｆｕｌｌｗｉｄｔｈ)
+    if not text.isascii() and _NEEDS_DECOMPOSITION.search(text):  # é, č …, ｆｕｌｌｗｉｄｔｈ
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
     for digraph, vowel in _DIGRAPHS:

@@ -125,6 +125,7 @@ class Hit:
     cosine: float | None = None  # best dense similarity of the entry's chunks
     coverage: float = 0.0  # share of the question's significant terms found in the entry
     via: str = "retrieval"  # "retrieval" | "cross_ref"
+    tags: tuple[str, ...] = ()  # the entry's tags and legal bases (abbreviations a question may use)
 
     @property
     def block_text(self) -> str:
