@@ -64,3 +64,37 @@ def test_vectors_missing_from_the_cache_come_from_vec0(kb_dir, tmp_path, setting
     index = SidecarIndex.open(path)
     q = embed_text("Überstunden Zuschlag", ollama.dim)
     _same(index.dense_search(q, 10), index.dense_search_vec0(q, 10))
+
+
+def test_two_stage_search_keeps_recall_against_exact_search():
+    """Sign-bit candidates + exact rescoring on clustered vectors (like embeddings of one domain)."""
+    import numpy as np
+
+    from pv_agent.engine.store import DenseMatrix
+
+    rng = np.random.default_rng(3)
+    centroids = rng.normal(size=(20, 256))
+    rows = centroids[rng.integers(0, 20, 8000)] + 0.9 * rng.normal(size=(8000, 256))
+    matrix = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    dm = DenseMatrix(np.arange(8000, dtype=np.int64), matrix)
+    assert dm.bits is not None  # large enough for the two-stage search
+    recalls = []
+    for q in centroids[:10] + 0.9 * rng.normal(size=(10, 256)):
+        exact = set(np.argsort(-(matrix @ (q / np.linalg.norm(q))))[:50].tolist())
+        found = [r for r, _ in dm.search(q, 50)]
+        assert len(found) == 50
+        recalls.append(len(exact & set(found)) / 50)
+    assert min(recalls) >= 0.96 and sum(recalls) / len(recalls) >= 0.99
+    distances = [d for _, d in dm.search(centroids[0], 50)]
+    assert distances == sorted(distances)  # nearest first, exact cosine distances
+
+
+def test_small_matrices_are_searched_exactly():
+    import numpy as np
+
+    from pv_agent.engine.store import DenseMatrix
+
+    matrix = np.eye(8, dtype=np.float32)
+    dm = DenseMatrix(np.arange(10, 18, dtype=np.int64), matrix)
+    assert dm.bits is None
+    assert dm.search(np.eye(8, dtype=np.float32)[3], 2)[0] == (13, 0.0)

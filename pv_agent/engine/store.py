@@ -366,12 +366,23 @@ def fts5_expression(terms: list[QueryTerm]) -> str:
 
 
 class DenseMatrix:
-    """Unit-normalised chunk vectors (one row each) with their chunk rowids; exact cosine search."""
+    """Unit-normalised chunk vectors (one row each) with their chunk rowids; cosine search.
+
+    Search is two-stage (design.md §9): the Hamming distance between sign bits (1 bit per
+    dimension, 32× less memory to scan) picks ``RESCORE_FACTOR × limit`` candidates (at least
+    ``MIN_RESCORE``), which are then scored exactly in float32. Exact scan below ``EXACT_BELOW``
+    rows, where the full matrix is cheaper than two stages.
+    """
+
+    RESCORE_FACTOR = 8
+    MIN_RESCORE = 1000
+    EXACT_BELOW = 4096
 
     def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None):
         self.rowids = rowids
         self.matrix = matrix
         self.key = key
+        self.bits = _sign_bits(matrix) if len(rowids) >= self.EXACT_BELOW and _HAS_POPCOUNT else None
 
     @classmethod
     def load(cls, conn, model: str, dim: int, key=None) -> "DenseMatrix":
@@ -414,13 +425,34 @@ class DenseMatrix:
         norm = float(np.linalg.norm(q))
         if norm == 0.0:
             return []
-        scores = self.matrix @ (q / norm)
-        if limit < n:
-            top = np.argpartition(scores, n - limit)[n - limit :]
+        q = q / norm
+        candidates = None
+        if self.bits is not None:
+            pool = max(self.MIN_RESCORE, self.RESCORE_FACTOR * limit)
+            if pool < n:
+                hamming = np.bitwise_count(self.bits ^ _sign_bits(q[None, :])).sum(axis=1, dtype=np.int32)
+                candidates = np.argpartition(hamming, pool)[:pool]
+        if candidates is None:
+            scores = self.matrix @ q
+            top = np.argpartition(scores, n - limit)[n - limit :] if limit < n else np.arange(n)
         else:
-            top = np.arange(n)
+            scores = np.full(n, -2.0, dtype=np.float32)
+            scores[candidates] = self.matrix[candidates] @ q
+            top = candidates[np.argpartition(scores[candidates], len(candidates) - limit)[len(candidates) - limit :]]
         top = top[np.argsort(-scores[top], kind="stable")]
         return list(zip(self.rowids[top].tolist(), (1.0 - scores[top]).tolist()))
+
+
+_HAS_POPCOUNT = hasattr(np, "bitwise_count")  # numpy >= 2.0; older numpy scans exactly
+
+
+def _sign_bits(matrix: np.ndarray) -> np.ndarray:
+    """One bit per dimension (the sign), packed into uint64 words per row."""
+    packed = np.packbits(matrix > 0, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 def _open_readonly(path: str):
