@@ -1,9 +1,9 @@
 """The sqlite-vec sidecar: one SQLite file holding entries, chunks, FTS5, vectors and the
 embedding cache. This module owns every SQL string of the engine.
 
-``SidecarIndex`` is the read side used by retrieval (its methods are the store interface a
-PostgreSQL/pgvector store implements too); ``SidecarWriter`` is the write side used by the
-indexer.
+``SidecarIndex`` is the read side used by retrieval (its methods are the store interface,
+``IndexReader``, that pgstore.PgIndex implements on PostgreSQL/pgvector); ``SidecarWriter`` is
+the write side used by the indexer (pgstore.PgWriter has the same methods).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ SCHEMA_VERSION = "1"
 
 class IndexReader(Protocol):
     """What retrieval, ask() and the drift check read from an index. ``SidecarIndex`` implements
-    it on SQLite; a PostgreSQL/pgvector store implements the same methods."""
+    it on SQLite, ``pgstore.PgIndex`` on PostgreSQL/pgvector; index_target.open_index opens either."""
 
     has_vectors: bool
     embed_model: str
@@ -366,6 +366,13 @@ class SidecarWriter:
 
     def close(self) -> None:
         self.conn.close()
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def transaction(self):
+        """``with writer.transaction():`` all of the block or none of it."""
+        return self.conn
 
     # meta
     def get_meta(self) -> dict:
