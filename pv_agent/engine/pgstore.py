@@ -40,6 +40,8 @@ HEAD_WEIGHT = 2
 BODY_WEIGHT = 1
 # A session-level advisory lock key ("pv_index" in hex-ish): one writer per database at a time.
 WRITER_LOCK_KEY = 0x70765F696E646578
+# PostgreSQL's longest lexeme (tsvector and tsquery); longer words live only in the term table.
+MAX_LEXEME = 2047
 # hnsw.ef_search must be at least the number of neighbours asked for (pgvector's limit: 1000).
 MAX_EF_SEARCH = 1000
 
@@ -362,17 +364,21 @@ class PgIndex:
                 FROM q JOIN {t['terms']} t ON t.term >= q.low COLLATE "C" AND t.term < q.high COLLATE "C"
                 GROUP BY t.rowid, q.i
             ),
-            idf AS (  -- over the whole table, before any filter, as FTS5 does
-                SELECT i, greatest(ln((%(n)s - count(*) + 0.5) / (count(*) + 0.5)), 1e-6) AS idf FROM f GROUP BY i
-            )
+            idf0 AS (  -- over the whole table, before any filter, as FTS5 does (all in float8, as in C)
+                SELECT i, ln((%(n)s::float8 - count(*) + 0.5::float8) / (count(*) + 0.5::float8)) AS idf FROM f GROUP BY i
+            ),
+            idf AS (SELECT i, CASE WHEN idf <= 0 THEN 1e-6::float8 ELSE idf END AS idf FROM idf0)
             SELECT c.rowid,  -- summed in query-term order, as FTS5 does: the same float, bit for bit
-                   -sum(idf.idf * (f.freq * {BM25_K1 + 1.0}::float8)
-                        / (f.freq + {BM25_K1}::float8 * ({1.0 - BM25_B}::float8 + {BM25_B}::float8 * c.ntokens / %(avgdl)s::float8))
+                   -sum(idf.idf * ((f.freq * {BM25_K1 + 1.0}::float8)
+                        / (f.freq + {BM25_K1}::float8 * ({1.0 - BM25_B}::float8 + {BM25_B}::float8 * c.ntokens / %(avgdl)s::float8)))
                         ORDER BY f.i) AS score
             FROM f JOIN idf USING (i) JOIN {t['chunks']} c ON c.rowid = f.rowid
-            WHERE c.tsv @@ %(match)s::tsquery
+            WHERE true
         """
-        params = {"lows": lows, "highs": highs, "n": float(n_rows), "avgdl": avgdl, "match": tsquery_text(terms), "limit": limit}
+        params = {"lows": lows, "highs": highs, "n": float(n_rows), "avgdl": avgdl, "limit": limit}
+        if all(len(t.text) <= MAX_LEXEME for t in terms):  # else no tsquery can hold them: the term table alone decides
+            sql += " AND c.tsv @@ %(match)s::tsquery"
+            params["match"] = tsquery_text(terms)
         if topics:
             sql += " AND c.topic = ANY(%(topics)s)"
             params["topics"] = list(topics)
@@ -607,7 +613,7 @@ class PgWriter:
             chunk_rows.append((
                 rowid, chunk.chunk_id, entry.id, chunk.ordinal, chunk.section, chunk.kind, entry.topic, entry.source,
                 chunk.header, chunk.text, chunk.content_hash, blob is not None, len(head) + len(body),
-                sorted(set(head) | set(body)), vector_literal(unpack_vector(blob)) if blob is not None else None,
+                sorted(w for w in set(head) | set(body) if len(w) <= MAX_LEXEME), vector_literal(unpack_vector(blob)) if blob is not None else None,
             ))
             head_tf, body_tf = Counter(head), Counter(body)
             term_rows.extend((term, rowid, head_tf[term], body_tf[term]) for term in head_tf.keys() | body_tf.keys())
