@@ -116,3 +116,25 @@ def test_hybrid_retrieval_gives_the_same_hits_on_both_stores(kb_dir, tmp_path, p
         assert ranked(a) == ranked(b), question
         assert [(h.lexical_rank, h.dense_rank) for h in a.hits] == [(h.lexical_rank, h.dense_rank) for h in b.hits]
         assert [round(h.cosine or 0, 5) for h in a.hits] == [round(h.cosine or 0, 5) for h in b.hits]
+
+
+def test_command_line_index_and_retrieve_with_store(kb_dir, store_target, monkeypatch, capsys):
+    import json
+
+    from tools.cli.__main__ import main
+
+    monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("PV_AGENT_CONNECT_TIMEOUT", "0.5")
+    assert main(["index", "--kb", str(kb_dir), "--store", store_target, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["entries"], report["chunks"], report["mode"]) == (5, 25, "lexical")
+    assert "secret" not in report["path"]
+    assert main(["retrieve", "Ersatzleistung für Urlaub", "--store", store_target, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"][0]["id"] == "pv-url-01"
+
+
+def test_command_line_names_the_missing_index(pg_dsn, capsys):
+    from tools.cli.__main__ import main
+
+    assert main(["retrieve", "Urlaub", "--store", pg_dsn]) == 1
+    assert "bitte zuerst indizieren" in capsys.readouterr().err

@@ -16,6 +16,17 @@ def add_kb_argument(parser) -> None:
 
 def add_index_argument(parser) -> None:
     parser.add_argument("--index", default=DEFAULT_INDEX, help=f"Index-Datei (Standard: {DEFAULT_INDEX})")
+    parser.add_argument(
+        "--store", default=None, metavar="postgresql://…",
+        help="Index in PostgreSQL mit pgvector statt in der Datei (Standard: $PV_AGENT_STORE, sonst --index)",
+    )
+
+
+def index_target(args) -> str:
+    """Where the index is: --store, else $PV_AGENT_STORE, else the --index file."""
+    import os
+
+    return args.store or os.environ.get("PV_AGENT_STORE") or args.index
 
 
 def settings():
