@@ -48,8 +48,8 @@ def fail(message: str, code: int = 1) -> int:
 class ProgressBar:
     """A one-line progress bar on stderr, shown only on a terminal."""
 
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr  # looked up now: tests replace sys.stderr
         self.enabled = stream.isatty()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
