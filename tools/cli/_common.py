@@ -50,7 +50,7 @@ class ProgressBar:
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr  # looked up now: tests replace sys.stderr
-        self.enabled = stream.isatty()
+        self.enabled = self.stream.isatty()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
