@@ -107,6 +107,8 @@ def pg_dsn(pg_server):
     """A DSN whose tables go into a fresh schema, dropped afterwards."""
     dsn, reason = pg_server
     if dsn is None:
+        if os.environ.get("PV_AGENT_REQUIRE_PG"):  # CI: a missing server is a failure, not a skip
+            pytest.fail(f"no PostgreSQL with pgvector: {reason}")
         pytest.skip(f"no PostgreSQL with pgvector: {reason}")
     import psycopg2
 

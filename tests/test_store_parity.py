@@ -3,6 +3,7 @@ the whole goldset on the real knowledge base (lexical-only, as without a model s
 hybrid retrieval on a small knowledge base through the Ollama-API test server."""
 from __future__ import annotations
 
+import os
 from itertools import groupby
 from pathlib import Path
 
@@ -35,6 +36,8 @@ def ranked(result) -> list:
 def both_stores(tmp_path_factory, pg_server):
     dsn, reason = pg_server
     if dsn is None:
+        if os.environ.get("PV_AGENT_REQUIRE_PG"):
+            pytest.fail(f"no PostgreSQL with pgvector: {reason}")
         pytest.skip(f"no PostgreSQL with pgvector: {reason}")
     import psycopg2
 
