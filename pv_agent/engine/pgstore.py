@@ -489,6 +489,7 @@ class PgTarget:
     def publish(self, writer: "PgWriter") -> None:
         """Index the new build, then flip the state row to it in one transaction."""
         b = int(writer.build)
+        self._execute("SET LOCAL maintenance_work_mem = '256MB'")  # an HNSW graph that fits builds much faster
         self._execute(_BUILD_INDEXES.format(b=b))
         if writer.dim:
             self._execute(_VECTOR_INDEX.format(b=b))
