@@ -159,7 +159,8 @@ def single_client(target: str, hybrid: bool, rounds: int = 3) -> dict:
     return out
 
 
-def pg_vs_sidecar_benchmark(dsn: str, scale: float = 1.0, clients: int = 4, rounds: int = 3, workdir: str | None = None) -> dict:
+def pg_vs_sidecar_benchmark(dsn: str, scale: float = 1.0, clients: int = 4, rounds: int = 3, workdir: str | None = None,
+                            stores=("sqlite", "postgresql")) -> dict:
     """Both stores on the same synthetic corpus: build time and size, single-client latency
     (whole retrieve, lexical and dense search alone), and ``clients`` processes at once."""
     workdir = workdir or tempfile.mkdtemp(prefix="pgstore_bench_")
@@ -169,6 +170,8 @@ def pg_vs_sidecar_benchmark(dsn: str, scale: float = 1.0, clients: int = 4, roun
     targets = {"sqlite": os.path.join(workdir, "index.db"), "postgresql": dsn}
     result = {"scale": scale, "entries": len(entries), "dim": DIM, "stores": {}}
     for name, target in targets.items():
+        if name not in stores:
+            continue
         t = time.perf_counter()
         report = build_index(entries, target, settings, embedder, full=True)
         build_s = time.perf_counter() - t
@@ -196,6 +199,7 @@ def main(argv=None) -> int:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=("sqlite", "postgresql"), help="one store only")
     args = parser.parse_args(argv)
     import psycopg2
 
@@ -207,7 +211,8 @@ def main(argv=None) -> int:
     conn.close()
     parts = urllib.parse.urlsplit(args.dsn)
     dsn = urllib.parse.urlunsplit(parts._replace(path="/pv_agent_bench"))
-    print(json.dumps(pg_vs_sidecar_benchmark(dsn, args.scale, args.clients, args.rounds), indent=1))
+    print(json.dumps(pg_vs_sidecar_benchmark(
+        dsn, args.scale, args.clients, args.rounds, stores=(args.only,) if args.only else ("sqlite", "postgresql")), indent=1))
     return 0
 
 

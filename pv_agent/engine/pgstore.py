@@ -192,7 +192,6 @@ class PgIndex:
     def _connect(self) -> None:
         self.conn = connect(self.dsn)
         self.conn.autocommit = True
-        self._ef_search = 0
 
     def close(self) -> None:
         if self.conn is not None:
@@ -391,20 +390,16 @@ class PgIndex:
         if not self.has_vectors:
             return []
         ef = min(max(40, int(limit)), MAX_EF_SEARCH)
-        if ef != self._ef_search:
-            self._query_none("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
-            self._ef_search = ef
         literal = vector_literal(vector)
+        # One implicit transaction for the three statements, so SET LOCAL holds for the query:
+        # the planner underrates the cost of distances on 4 kB vectors and would scan the table.
         rows = self._query(
-            f"SELECT rowid, embedding <=> %s::vector AS distance FROM {self._t['chunks']}"
+            "SET LOCAL enable_seqscan = off; SELECT set_config('hnsw.ef_search', %s, true);"
+            f" SELECT rowid, embedding <=> %s::vector AS distance FROM {self._t['chunks']}"
             f" ORDER BY embedding <=> %s::vector LIMIT %s",  # no WHERE: it would keep the planner off the HNSW index
-            (literal, literal, limit),
+            (str(ef), literal, literal, limit),
         )
         return [(r[0], r[1]) for r in rows if r[1] is not None]  # chunks without a vector (never in the index)
-
-    def _query_none(self, sql: str, params=()) -> None:
-        with self.conn.cursor() as cur:
-            cur.execute(sql, params)
 
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, number of chunks containing it), most frequent first, ties in byte order like
