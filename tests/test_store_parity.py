@@ -4,6 +4,7 @@ hybrid retrieval on a small knowledge base through the Ollama-API test server.""
 from __future__ import annotations
 
 import os
+import uuid
 from itertools import groupby
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def both_stores(tmp_path_factory, pg_server):
 
     from conftest import with_search_path
 
-    schema = "parity_" + tmp_path_factory.mktemp("p").name.replace("-", "_").lower()
+    schema = "parity_" + uuid.uuid4().hex[:12]  # unique: test runs may share the server
     conn = psycopg2.connect(dsn)
     conn.autocommit = True
     with conn.cursor() as cur:
