@@ -1,6 +1,7 @@
 """Fixtures for the engine tests: small knowledge bases written on the fly and the Ollama-API test server."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -36,3 +37,95 @@ def settings(ollama) -> Settings:
 def dead_settings() -> Settings:
     """Settings pointing at a port where nothing listens."""
     return Settings(ollama_url="http://127.0.0.1:9", connect_timeout=0.5)
+
+
+# -- the two stores ------------------------------------------------------------------------
+# Tests that take ``store_target`` run once on a sidecar file and once on PostgreSQL/pgvector
+# (a fresh schema each). The server: $PV_AGENT_TEST_PG (a DSN of any PostgreSQL with pgvector),
+# else tools/pg-test-server. Only when neither can be had is the PostgreSQL variant skipped.
+import subprocess  # noqa: E402
+import urllib.parse  # noqa: E402
+import uuid  # noqa: E402
+
+PG_TEST_DATABASE = "pv_agent_engine_tests"
+
+
+def _start_pg_server() -> tuple[str | None, str]:
+    """(DSN of the test database, reason when there is none)."""
+    dsn = os.environ.get("PV_AGENT_TEST_PG", "")
+    if not dsn:
+        try:
+            run = subprocess.run([str(ROOT / "tools" / "pg-test-server"), "start"], capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return None, f"tools/pg-test-server failed: {exc}"
+        if run.returncode != 0 or not run.stdout.strip():
+            return None, f"tools/pg-test-server could not start PostgreSQL with pgvector: {run.stderr.strip()[-500:]}"
+        dsn = run.stdout.strip().splitlines()[-1]
+    try:
+        import psycopg2
+    except ImportError:
+        return None, "psycopg2 is not installed (pip install -r requirements-pg.txt)"
+    try:
+        conn = psycopg2.connect(dsn)
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (PG_TEST_DATABASE,))
+            if not cur.fetchone():
+                cur.execute(f"CREATE DATABASE {PG_TEST_DATABASE}")
+        conn.close()
+        test_dsn = with_database(dsn, PG_TEST_DATABASE)
+        conn = psycopg2.connect(test_dsn)
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.close()
+    except psycopg2.Error as exc:
+        return None, f"PostgreSQL at {dsn} unusable for the tests: {exc}"
+    return test_dsn, ""
+
+
+def with_database(dsn: str, database: str) -> str:
+    parts = urllib.parse.urlsplit(dsn)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + database))
+
+
+def with_search_path(dsn: str, schema: str) -> str:
+    """The DSN with libpq's ``options`` putting ``schema`` first on the search path (pgvector's
+    type stays reachable in public)."""
+    parts = urllib.parse.urlsplit(dsn)
+    query = urllib.parse.parse_qsl(parts.query) + [("options", f"-c search_path={schema},public")]
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, quote_via=urllib.parse.quote)))
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    return _start_pg_server()
+
+
+@pytest.fixture
+def pg_dsn(pg_server):
+    """A DSN whose tables go into a fresh schema, dropped afterwards."""
+    dsn, reason = pg_server
+    if dsn is None:
+        if os.environ.get("PV_AGENT_REQUIRE_PG"):  # CI: a missing server is a failure, not a skip
+            pytest.fail(f"no PostgreSQL with pgvector: {reason}")
+        pytest.skip(f"no PostgreSQL with pgvector: {reason}")
+    import psycopg2
+
+    schema = "t_" + uuid.uuid4().hex[:12]
+    conn = psycopg2.connect(dsn)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE SCHEMA {schema}")
+    yield with_search_path(dsn, schema)
+    with conn.cursor() as cur:
+        cur.execute(f"DROP SCHEMA {schema} CASCADE")
+    conn.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request, tmp_path):
+    """Where to build an index: a sidecar path, or a DSN on PostgreSQL/pgvector."""
+    if request.param == "sqlite":
+        return str(tmp_path / "index.db")
+    return request.getfixturevalue("pg_dsn")

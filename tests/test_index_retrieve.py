@@ -1,36 +1,63 @@
 """Index and retrieval: German folding, compounds, hostile input, atomic rebuild,
-incremental update, lexical-only mode — against the Ollama-API test server."""
+incremental update, lexical-only mode — against the Ollama-API test server, on both stores
+(``store_target``: the sidecar file and PostgreSQL/pgvector)."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from pv_agent.engine import indexer as indexer_module
 from pv_agent.engine.indexer import build_index
 from pv_agent.engine.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieve import lexical_terms, retrieve
 from pv_agent.engine.store import fts5_expression
-from pv_agent.engine.store import IndexCorrupt, IndexMissing, SidecarIndex
+from pv_agent.engine.index_target import is_dsn, open_index
+from pv_agent.engine.store import IndexCorrupt, IndexMissing, SidecarIndex, SidecarWriter
 
 from kbfactory import SAMPLE_ENTRIES, entry_text, write_kb
 
 
 @pytest.fixture
-def hybrid_index(kb_dir, tmp_path, settings):
-    path = str(tmp_path / "index.db")
-    report = build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
+def hybrid_index(kb_dir, store_target, settings):
+    report = build_index(load_knowledge_base(kb_dir).entries, store_target, settings, OllamaClient(settings))
     assert report.mode == "hybrid"
-    return SidecarIndex.open(path)
+    index = open_index(store_target)
+    yield index
+    index.close()
 
 
 @pytest.fixture
-def lexical_index(kb_dir, tmp_path, dead_settings):
-    path = str(tmp_path / "lexical.db")
-    report = build_index(load_knowledge_base(kb_dir).entries, path, dead_settings, OllamaClient(dead_settings))
+def lexical_index(kb_dir, store_target, dead_settings):
+    report = build_index(load_knowledge_base(kb_dir).entries, store_target, dead_settings, OllamaClient(dead_settings))
     assert report.mode == "lexical"
-    return SidecarIndex.open(path)
+    index = open_index(store_target)
+    yield index
+    index.close()
+
+
+def _writer_class(target):
+    if is_dsn(target):
+        from pv_agent.engine.pgstore import PgWriter
+
+        return PgWriter
+    return SidecarWriter
+
+
+def _unfinished_builds(target, folder) -> list:
+    """What an interrupted full build left behind: files beside the sidecar, tables in PostgreSQL."""
+    if not is_dsn(target):
+        return [f for f in os.listdir(folder) if "building" in f]
+    from pv_agent.engine.pgstore import connect
+
+    conn = connect(target)
+    with conn.cursor() as cur:
+        cur.execute("SELECT build FROM pv_index_builds WHERE state = 'building'")
+        builds = cur.fetchall()
+        cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'pv_index_b%%'")
+        tables = [r[0] for r in cur.fetchall()]
+    conn.close()
+    return builds + [t for t in tables if not t.startswith(("pv_index_b1_", "pv_index_builds"))]
 
 
 def _top(index, question, settings, embedder=None, **kw):
@@ -135,9 +162,9 @@ def test_lexical_fallback_when_ollama_dies_after_indexing(hybrid_index, dead_set
     assert "nicht erreichbar" in result.notice
 
 
-def test_embedding_batches_and_cache(kb_dir, tmp_path, settings, ollama):
+def test_embedding_batches_and_cache(kb_dir, store_target, settings, ollama):
     entries = load_knowledge_base(kb_dir).entries
-    path = str(tmp_path / "i.db")
+    path = store_target
     first = build_index(entries, path, settings, OllamaClient(settings))
     embed_calls = ollama.requests_to("/api/embed")
     assert first.embedded == 25
@@ -148,10 +175,10 @@ def test_embedding_batches_and_cache(kb_dir, tmp_path, settings, ollama):
     assert again.generation == first.generation + 1  # the audit trail never sees a generation twice
 
 
-def test_incremental_update_reembeds_only_changed_chunks(kb_dir, tmp_path, settings, ollama):
-    path = str(tmp_path / "i.db")
+def test_incremental_update_reembeds_only_changed_chunks(kb_dir, store_target, settings, ollama):
+    path = store_target
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
-    reader = SidecarIndex.open(path)
+    reader = open_index(path)
     generation = reader.generation
     ollama.requests.clear()
 
@@ -176,23 +203,23 @@ def test_incremental_update_reembeds_only_changed_chunks(kb_dir, tmp_path, setti
     assert "pv-dg-01" not in retrieve(reader, "Kommunalsteuer", settings, embedder=OllamaClient(settings)).ids
 
 
-def test_unchanged_knowledge_base_changes_nothing(kb_dir, tmp_path, settings, ollama):
-    path = str(tmp_path / "i.db")
+def test_unchanged_knowledge_base_changes_nothing(kb_dir, store_target, settings, ollama):
+    path = store_target
     entries = load_knowledge_base(kb_dir).entries
     first = build_index(entries, path, settings, OllamaClient(settings))
     second = build_index(entries, path, settings, OllamaClient(settings))
     assert second.generation == first.generation and second.embedded == 0 and second.unchanged == 5
 
 
-def test_interrupted_rebuild_leaves_the_old_index_serving(kb_dir, tmp_path, settings, monkeypatch):
-    path = str(tmp_path / "i.db")
+def test_interrupted_rebuild_leaves_the_old_index_serving(kb_dir, tmp_path, store_target, settings, monkeypatch):
+    path = store_target
     entries = load_knowledge_base(kb_dir).entries
     build_index(entries, path, settings, OllamaClient(settings))
-    reader = SidecarIndex.open(path)
+    reader = open_index(path)
     before = reader.stats()
 
     calls = {"n": 0}
-    original = indexer_module.SidecarWriter.insert_entry
+    original = _writer_class(path).insert_entry
 
     def crash_after_two(self, *args, **kwargs):
         calls["n"] += 1
@@ -200,20 +227,20 @@ def test_interrupted_rebuild_leaves_the_old_index_serving(kb_dir, tmp_path, sett
             raise KeyboardInterrupt("simulated kill during reindex")
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(indexer_module.SidecarWriter, "insert_entry", crash_after_two)
+    monkeypatch.setattr(_writer_class(path), "insert_entry", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
         build_index(entries, path, settings, OllamaClient(settings), full=True)
 
-    assert [f for f in os.listdir(tmp_path) if "building" in f] == []
+    assert _unfinished_builds(path, tmp_path) == []
     assert reader.refresh() is False
     assert reader.stats()["generation"] == before["generation"]
     assert retrieve(reader, "Sonderzahlungen", settings, embedder=OllamaClient(settings)).ids[0] == "pv-sz-01"
-    fresh = SidecarIndex.open(path)
+    fresh = open_index(path)
     assert fresh.stats()["entries"] == 5
 
 
-def test_interrupted_update_rolls_back(kb_dir, tmp_path, settings, monkeypatch):
-    path = str(tmp_path / "i.db")
+def test_interrupted_update_rolls_back(kb_dir, tmp_path, store_target, settings, monkeypatch):
+    path = store_target
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
     doc = kb_dir / "dokumente" / "pv-sz-02.md"
     doc.write_text(doc.read_text().replace("Jahressechstel ist", "Jahressechstel bleibt"))
@@ -221,41 +248,41 @@ def test_interrupted_update_rolls_back(kb_dir, tmp_path, settings, monkeypatch):
     def boom(self, *args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(indexer_module.SidecarWriter, "insert_entry", boom)
+    monkeypatch.setattr(_writer_class(path), "insert_entry", boom)
     with pytest.raises(RuntimeError):
         build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
-    reader = SidecarIndex.open(path)
+    reader = open_index(path)
     assert reader.stats()["entries"] == 5  # the delete of the old version was rolled back too
     assert "Jahressechstel ist" in reader.entry("pv-sz-02").body
 
 
-def test_full_rebuild_is_seen_by_an_open_reader(kb_dir, tmp_path, settings):
-    path = str(tmp_path / "i.db")
+def test_full_rebuild_is_seen_by_an_open_reader(kb_dir, store_target, settings):
+    path = store_target
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
-    reader = SidecarIndex.open(path)
+    reader = open_index(path)
     (kb_dir / "dokumente" / "pv-new-01.md").write_text(entry_text("pv-new-01", "Pendlerpauschale"))
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings), full=True)
     assert reader.refresh() is True
     assert reader.stats()["entries"] == 6
 
 
-def test_lexical_index_becomes_hybrid_when_ollama_is_back(kb_dir, tmp_path, dead_settings, settings):
-    path = str(tmp_path / "i.db")
+def test_lexical_index_becomes_hybrid_when_ollama_is_back(kb_dir, store_target, dead_settings, settings):
+    path = store_target
     entries = load_knowledge_base(kb_dir).entries
     assert build_index(entries, path, dead_settings, OllamaClient(dead_settings)).mode == "lexical"
     report = build_index(entries, path, settings, OllamaClient(settings))
     assert report.mode == "hybrid" and report.vectors == 25
 
 
-def test_update_while_ollama_down_keeps_hybrid_and_fills_vectors_later(kb_dir, tmp_path, settings, dead_settings):
-    path = str(tmp_path / "i.db")
+def test_update_while_ollama_down_keeps_hybrid_and_fills_vectors_later(kb_dir, store_target, settings, dead_settings):
+    path = store_target
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
     (kb_dir / "dokumente" / "pv-new-01.md").write_text(entry_text("pv-new-01", "Pendlerpauschale"))
     entries = load_knowledge_base(kb_dir).entries
     down = build_index(entries, path, dead_settings.replace(embed_model="bge-m3"), OllamaClient(dead_settings))
     assert down.mode == "hybrid" and down.vectors == 25 and down.chunks == 30
     assert "nur lexikalisch" in down.notice
-    reader = SidecarIndex.open(path)
+    reader = open_index(path)
     found = retrieve(reader, "Pendlerpauschale", settings, embedder=OllamaClient(settings))
     new = next(h for h in found.hits if h.entry_id == "pv-new-01")  # found although it has no vector yet
     assert new.lexical_rank == 1 and new.dense_rank is None
@@ -263,14 +290,14 @@ def test_update_while_ollama_down_keeps_hybrid_and_fills_vectors_later(kb_dir, t
     assert up.vectors == 30 and up.embedded == 5
 
 
-def test_wrong_embedding_dimension_is_refused(kb_dir, tmp_path, settings, ollama):
-    path = str(tmp_path / "i.db")
+def test_wrong_embedding_dimension_is_refused(kb_dir, store_target, settings, ollama):
+    path = store_target
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
     (kb_dir / "dokumente" / "pv-new-01.md").write_text(entry_text("pv-new-01", "Pendlerpauschale"))
     ollama.embed_dim_override = 64
     report = build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
     assert "Dimension" in report.notice and report.vectors == 25
-    result = retrieve(SidecarIndex.open(path), "Sonderzahlung", settings, embedder=OllamaClient(settings))
+    result = retrieve(open_index(path), "Sonderzahlung", settings, embedder=OllamaClient(settings))
     assert result.mode == "lexical" and "Dimension" in result.notice
 
 
@@ -281,3 +308,62 @@ def test_missing_and_corrupt_index_give_clear_errors(tmp_path):
     broken.write_bytes(b"this is not a database" * 100)
     with pytest.raises(IndexCorrupt, match="beschädigt|öffnen"):
         SidecarIndex.open(str(broken))
+
+
+def test_readers_keep_the_old_index_until_a_full_build_completes(kb_dir, store_target, settings, monkeypatch):
+    path = store_target
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
+    reader = open_index(path)
+    generation = reader.generation
+    (kb_dir / "dokumente" / "pv-new-01.md").write_text(entry_text("pv-new-01", "Pendlerpauschale"))
+    seen = []
+    original = _writer_class(path).insert_entry
+
+    def look_while_building(self, *args, **kwargs):
+        reader.refresh()
+        fresh = open_index(path)
+        seen.append((reader.stats()["entries"], fresh.stats()["entries"], fresh.generation))
+        fresh.close()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(_writer_class(path), "insert_entry", look_while_building)
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings), full=True)
+    assert seen and all(s == (5, 5, generation) for s in seen)
+    assert reader.refresh() is True and reader.stats()["entries"] == 6
+    assert retrieve(reader, "Pendlerpauschale", settings, embedder=OllamaClient(settings)).ids[0] == "pv-new-01"
+
+
+def test_missing_postgresql_index_gives_a_clear_error(pg_dsn):
+    with pytest.raises(IndexMissing, match="bitte zuerst indizieren"):
+        open_index(pg_dsn)
+
+
+def test_unreachable_postgresql_gives_a_clear_error(tmp_path):
+    pytest.importorskip("psycopg2")
+    from pv_agent.engine.pgstore import IndexUnreachable
+
+    dsn = f"postgresql://nobody:secret@/nowhere?host={tmp_path}"
+    with pytest.raises(IndexUnreachable, match="nicht erreichbar") as failure:
+        open_index(dsn)
+    assert "secret" not in str(failure.value)
+
+
+def test_missing_pgvector_is_named(kb_dir, dead_settings):
+    """Against a PostgreSQL without pgvector (Debian 12's own, as Odoo's test server has):
+    $PV_AGENT_TEST_PG_NO_VECTOR, else the local cluster's default socket."""
+    pytest.importorskip("psycopg2")
+    from pv_agent.engine.pgstore import IndexUnreachable, PgvectorMissing, connect
+
+    dsn = os.environ.get("PV_AGENT_TEST_PG_NO_VECTOR", "postgresql:///postgres")
+    try:
+        conn = connect(dsn)
+    except IndexUnreachable as exc:
+        pytest.skip(f"no PostgreSQL without pgvector to try: {exc}")
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        has_vector = cur.fetchone()
+    conn.close()
+    if has_vector:
+        pytest.skip(f"{dsn} has pgvector")
+    with pytest.raises(PgvectorMissing, match="pgvector \\(Name 'vector'\\) ist auf dem Datenbankserver nicht installiert"):
+        build_index(load_knowledge_base(kb_dir).entries, dsn, dead_settings, None)

@@ -1,7 +1,9 @@
-"""Build or update the sidecar index from entries.
+"""Build or update the index from entries: the sidecar file, or PostgreSQL (pgstore.py) when
+the target is a DSN. The steps below are the same for both; each store does them its way.
 
-* Full build: a new file next to the old one, swapped in with ``os.replace`` — atomic, so an
-  interrupted build leaves the old index serving. The embedding cache is carried over.
+* Full build: a new file next to the old one, swapped in with ``os.replace`` (PostgreSQL: new
+  tables, then the pointer row flipped in one transaction) — atomic, so an interrupted build
+  leaves the old index serving. The embedding cache is carried over.
 * Update: in place, in one transaction: only changed entries are re-chunked and only chunks
   whose (model, hash) is not cached are embedded. Embedding happens before the transaction,
   so readers are never blocked while the model server works.
@@ -9,6 +11,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -16,6 +19,7 @@ from typing import Callable
 
 from .chunker import chunk_entry
 from .config import Settings
+from .index_target import is_dsn
 from .ollama import OllamaClient, OllamaError
 from .sqlite_conn import sqlite_module
 from .store import IndexCorrupt, SidecarWriter, pack_vector
@@ -52,54 +56,94 @@ class IndexReport:
 
 def build_index(
     entries: list[Entry],
-    index_path: str,
+    target: str,
     settings: Settings,
     embedder: OllamaClient | None = None,
     *,
     full: bool = False,
     progress: Progress | None = None,
 ) -> IndexReport:
-    index_path = str(index_path)
-    os.makedirs(os.path.dirname(os.path.abspath(index_path)), exist_ok=True)
-    writer = _open_for_update(index_path) if not full else None
-    if writer is not None:
-        meta = writer.get_meta()
-        same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
-        wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
-        if same_model and not wants_vectors:
-            try:
-                return _update(writer, entries, index_path, settings, embedder, progress)
-            finally:
-                writer.close()
-        writer.close()
-    return _full_build(entries, index_path, settings, embedder, progress)
+    """Build or update the index at ``target``: a sidecar file path or a PostgreSQL DSN
+    (``postgresql://…``, see pgstore.py)."""
+    store = _store_for(target)
+    with store.exclusive():
+        writer = store.open_for_update() if not full else None
+        if writer is not None:
+            meta = writer.get_meta()
+            same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
+            wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
+            if same_model and not wants_vectors:
+                try:
+                    return _update(writer, entries, store.name, settings, embedder, progress)
+                finally:
+                    writer.close()
+            writer.close()
+        return _full_build(entries, store, settings, embedder, progress)
 
 
-def _open_for_update(index_path: str) -> SidecarWriter | None:
-    """The live index for an in-place update, or None when a full build is needed
-    (no file yet, another schema, or a damaged file — which the full build then replaces)."""
-    if not os.path.exists(index_path):
-        return None
-    try:
-        writer = SidecarWriter(index_path, create=False)
-        writer.get_meta()
-        writer.conn.execute("SELECT count(*) FROM chunks").fetchone()
+def _store_for(target):
+    if is_dsn(target):
+        from .pgstore import PgTarget
+
+        return PgTarget(str(target))
+    return SidecarTarget(str(target))
+
+
+class SidecarTarget:
+    """The write side's handle on a sidecar file: a full build goes into a new file next to
+    it, swapped in with ``os.replace``; an update works on the file itself."""
+
+    def __init__(self, index_path: str):
+        self.path = self.name = index_path
+        os.makedirs(os.path.dirname(os.path.abspath(index_path)), exist_ok=True)
+
+    def exclusive(self):
+        return contextlib.nullcontext(self)  # SQLite's own write lock serialises writers
+
+    def open_for_update(self) -> SidecarWriter | None:
+        """The live index for an in-place update, or None when a full build is needed
+        (no file yet, another schema, or a damaged file — which the full build then replaces)."""
+        if not os.path.exists(self.path):
+            return None
+        try:
+            writer = SidecarWriter(self.path, create=False)
+            writer.get_meta()
+            writer.conn.execute("SELECT count(*) FROM chunks").fetchone()
+            return writer
+        except (IndexCorrupt, sqlite_module().DatabaseError):
+            return None
+
+    def new_build(self) -> SidecarWriter:
+        _remove_stale_builds(self.path)
+        tmp = f"{self.path}.building-{os.getpid()}"
+        _remove(tmp)
+        try:
+            writer = SidecarWriter(tmp, create=True)
+            if os.path.exists(self.path):
+                writer.carry_over_from(self.path)
+        except BaseException:
+            _remove(tmp)
+            raise
         return writer
-    except (IndexCorrupt, sqlite_module().DatabaseError):
-        return None
+
+    def publish(self, writer: SidecarWriter) -> None:
+        writer.conn.execute("PRAGMA optimize")
+        writer.close()
+        _fsync(writer.path)
+        os.replace(writer.path, self.path)  # the atomic swap: readers see the old or the new file, never a mix
+
+    def discard(self, writer: SidecarWriter) -> None:
+        try:
+            writer.close()
+        finally:
+            _remove(writer.path)  # even when closing fails too (disk full), the half-built file goes
 
 
-def _full_build(entries, index_path, settings, embedder, progress) -> IndexReport:
+def _full_build(entries, store, settings, embedder, progress) -> IndexReport:
     started = time.monotonic()
-    report = IndexReport(path=index_path, full=True, mode="lexical")
-    _remove_stale_builds(index_path)
-    tmp = f"{index_path}.building-{os.getpid()}"
-    _remove(tmp)
-    writer = None
+    report = IndexReport(path=store.name, full=True, mode="lexical")
+    writer = store.new_build()
     try:
-        writer = SidecarWriter(tmp, create=True)
-        if os.path.exists(index_path):
-            writer.carry_over_from(index_path)
         chunks_by_entry = {e.id: chunk_entry(e, settings.chunk_max_chars) for e in entries}
         all_chunks = [c for cs in chunks_by_entry.values() for c in cs]
         report.timings_s["chunk"] = round(time.monotonic() - started, 3)
@@ -119,25 +163,18 @@ def _full_build(entries, index_path, settings, embedder, progress) -> IndexRepor
         if dim:
             meta.update(embed_model=settings.embed_model, dim=dim)
         report.generation = writer.bump_generation(**meta)
-        writer.conn.commit()
+        writer.commit()
         report.entries, report.chunks, report.vectors = writer.counts()
         report.timings_s["store"] = round(time.monotonic() - t, 3)
-        writer.conn.execute("PRAGMA optimize")
-        writer.close()
-        _fsync(tmp)
-        os.replace(tmp, index_path)  # the atomic swap: readers see the old or the new file, never a mix
+        store.publish(writer)
     except BaseException:
-        try:
-            if writer is not None:
-                writer.close()
-        finally:
-            _remove(tmp)  # even when closing fails too (disk full), the half-built file goes
+        store.discard(writer)
         raise
     report.timings_s["total"] = round(time.monotonic() - started, 3)
     return report
 
 
-def _update(writer: SidecarWriter, entries, index_path, settings, embedder, progress) -> IndexReport:
+def _update(writer, entries, index_path, settings, embedder, progress) -> IndexReport:
     started = time.monotonic()
     meta = writer.get_meta()
     report = IndexReport(path=index_path, full=False, mode=meta.get("mode", "lexical"))
@@ -162,7 +199,7 @@ def _update(writer: SidecarWriter, entries, index_path, settings, embedder, prog
         report.generation = int(meta.get("generation", "0"))
         report.timings_s["total"] = round(time.monotonic() - started, 3)
         return report
-    with writer.conn:  # one transaction: all of the update or none of it
+    with writer.transaction():  # one transaction: all of the update or none of it
         for entry_id in removed:
             writer.delete_entry(entry_id)
         for entry in changed:
@@ -207,13 +244,13 @@ def _embed_missing(writer, texts: dict[str, str], settings, embedder, report, pr
                 dim = dim or len(vec)
                 blobs[h] = pack_vector(vec)
             writer.cache_vectors(settings.embed_model, blobs)
-            writer.conn.commit()
+            writer.commit()
             cached.update(blobs)
             report.embedded += len(part)
             if progress:
                 progress("einbetten", min(start + batch, len(missing)), len(missing))
     except OllamaError as exc:
-        writer.conn.commit()
+        writer.commit()
         if not fixed_dim:
             report.notice = f"{exc.reason}: {exc} – Index nur lexikalisch (BM25)."
             return {}, 0

@@ -1,15 +1,15 @@
 """The sqlite-vec sidecar: one SQLite file holding entries, chunks, FTS5, vectors and the
 embedding cache. This module owns every SQL string of the engine.
 
-``SidecarIndex`` is the read side used by retrieval (its methods are the store interface a
-PostgreSQL/pgvector store implements too); ``SidecarWriter`` is the write side used by the
-indexer.
+``SidecarIndex`` is the read side used by retrieval (its methods are the store interface,
+``IndexReader``, that pgstore.PgIndex implements on PostgreSQL/pgvector); ``SidecarWriter`` is
+the write side used by the indexer (pgstore.PgWriter has the same methods).
 
-Dense search reads the vectors once per index generation into a float32 matrix and scans it
-exactly with numpy (``M @ q`` + ``argpartition``): that is the memory-bandwidth floor on one
-core, where sqlite-vec's ``vec0`` brute force is 5–10× slower (design.md §9). ``vec0`` stays
-the stored vector table; the matrix is loaded from the embedding cache's plain BLOBs (0.1 s at
-16k chunks, against 5 s through ``vec0``) and from ``vec0`` for any vector the cache lacks.
+Dense search reads the vectors once per index generation into a float32 matrix and searches
+it with numpy (sign-bit candidates rescored exactly, see ``DenseMatrix``), where sqlite-vec's
+``vec0`` brute force is 5–10× slower (design.md §9). ``vec0`` stays the stored vector table;
+the matrix is loaded from the embedding cache's plain BLOBs (0.1 s at 16k chunks, against 5 s
+through ``vec0``) and from ``vec0`` for any vector the cache lacks.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import json
 import os
 import struct
 from dataclasses import dataclass
-from typing import Protocol
 from datetime import datetime, timezone
+from typing import Protocol
 
 import numpy as np
 
@@ -31,7 +31,7 @@ SCHEMA_VERSION = "1"
 
 class IndexReader(Protocol):
     """What retrieval, ask() and the drift check read from an index. ``SidecarIndex`` implements
-    it on SQLite; a PostgreSQL/pgvector store implements the same methods."""
+    it on SQLite, ``pgstore.PgIndex`` on PostgreSQL/pgvector; index_target.open_index opens either."""
 
     has_vectors: bool
     embed_model: str
@@ -499,6 +499,13 @@ class SidecarWriter:
 
     def close(self) -> None:
         self.conn.close()
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def transaction(self):
+        """``with writer.transaction():`` all of the block or none of it."""
+        return self.conn
 
     # meta
     def get_meta(self) -> dict:

@@ -3,3 +3,4 @@ from . import pv_agent_entry
 from . import pv_agent_index_job
 from . import pv_agent_conversation
 from . import res_config_settings
+from . import pv_agent_store

@@ -1,4 +1,4 @@
-"""The one seam between Odoo and the engine: settings, the sidecar path, open indexes.
+"""The one seam between Odoo and the engine: settings, the index target, open indexes.
 
 Plain functions, no models. Everything the addon does with the engine goes through here,
 so the tests can redirect the sidecar to a temporary folder with one patch.
@@ -42,8 +42,8 @@ def _defaults() -> Settings:
 
 DEFAULTS = _defaults()
 
-# One open SidecarIndex per sidecar path and worker process, reused across questions;
-# .refresh() notices a rebuilt (swapped) file or an in-place update. The lock keeps two
+# One open index per target (sidecar path or DSN) and worker process, reused across questions;
+# .refresh() notices a rebuilt (swapped) file or flipped build, or an in-place update. The lock keeps two
 # threads of a threaded server from refreshing the shared connection under each other.
 _open_indexes: dict = {}
 _open_lock = threading.Lock()
@@ -75,37 +75,56 @@ def index_path(dbname: str) -> str:
     return os.path.join(config["data_dir"], "pv_agent", dbname, "index.db")
 
 
-@contextlib.contextmanager
-def using_index(dbname: str):
-    """``with using_index(db) as index:`` this process's open, refreshed index (None if none built)."""
-    from ..engine.store import SidecarIndex
+def index_target(dbname: str, env=None) -> str:
+    """Where questions read the index: the sidecar path or Odoo's database (pv_agent_store)."""
+    from . import pv_agent_store
 
-    path = index_path(dbname)
+    return pv_agent_store.target_for(dbname, pv_agent_store.active_store(dbname, env))
+
+
+def _open_index(target: str):
+    """The index at ``target``, or None if none has been built there yet."""
+    from ..engine.index_target import is_dsn, open_index
+    from ..engine.store import IndexMissing
+
+    if not is_dsn(target) and not os.path.exists(target):
+        return None
+    try:
+        return open_index(target)
+    except IndexMissing:
+        return None
+
+
+@contextlib.contextmanager
+def using_index(dbname: str, env=None):
+    """``with using_index(db) as index:`` this process's open, refreshed index (None if none built)."""
+    target = index_target(dbname, env)
     with _open_lock:
-        lock = _use_locks.setdefault(path, threading.Lock())
+        lock = _use_locks.setdefault(target, threading.Lock())
     with lock:
-        index = _open_indexes.get(path)
-        if index is None and os.path.exists(path):
-            index = _open_indexes[path] = SidecarIndex.open(path)
+        index = _open_indexes.get(target)
+        if index is None:
+            index = _open_indexes[target] = _open_index(target)
+            if index is None:
+                del _open_indexes[target]
         if index is not None:
             index.refresh()
         yield index
 
 
-def index_stats(dbname: str) -> dict | None:
-    """Statistics of the database's sidecar, read through a short-lived handle.
+def index_stats(dbname: str, env=None) -> dict | None:
+    """Statistics of the database's index, read through a short-lived handle.
 
-    None if there is none yet; ``{"problem": …}`` if the file cannot be read.
+    None if there is none yet; ``{"problem": …}`` if it cannot be read.
     """
-    from ..engine.store import IndexError_, SidecarIndex
+    from ..engine.store import IndexError_
 
-    path = index_path(dbname)
-    if not os.path.exists(path):
-        return None
     try:
-        index = SidecarIndex.open(path)
+        index = _open_index(index_target(dbname, env))
     except IndexError_ as exc:
         return {"problem": str(exc)}
+    if index is None:
+        return None
     try:
         return index.stats()
     finally:

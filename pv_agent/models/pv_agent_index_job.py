@@ -14,7 +14,7 @@ import time
 from odoo import api, fields, models
 
 from ..engine.ollama import OllamaClient
-from . import engine_bridge
+from . import engine_bridge, pv_agent_store
 
 _logger = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class PvAgentIndexJob(models.Model):
         snapshot = {rec.id: (rec.content_hash, rec.active) for rec in records}
         entries = records.filtered("active")._engine_entries()
         settings = engine_bridge.engine_settings(self.env)
-        path = engine_bridge.index_path(self.env.cr.dbname)
+        store, target = pv_agent_store.build_target(self.env)  # the store chosen in Settings
         self.write({"state": "running", "date_start": fields.Datetime.now(), "progress_done": 0,
                     "progress_total": len(entries), "progress_stage": "vorbereiten", "message": False})
         cron._commit_progress(remaining=1)  # the admin sees "running" now
@@ -135,7 +135,7 @@ class PvAgentIndexJob(models.Model):
         try:
             from ..engine.indexer import build_index
 
-            report = build_index(entries, path, settings, embedder=OllamaClient(settings),
+            report = build_index(entries, target, settings, embedder=OllamaClient(settings),
                                  full=self.full, progress=progress)
         except Exception as exc:  # the job must end visibly failed, with the cause, whatever broke
             _logger.exception("pv_agent: reindex job %s failed", self.id)
@@ -146,6 +146,7 @@ class PvAgentIndexJob(models.Model):
                                               "in Betrieb: %(error)s", error=_describe(exc))})
             return
         self._mark_indexed(Entry, snapshot)
+        pv_agent_store.activate(self.env, store)  # questions read from the new store from now on
         data = _as_dict(report)
         self.write({
             "state": "done",

@@ -39,7 +39,7 @@ class ResConfigSettings(models.TransientModel):
 
     @api.depends_context("uid")
     def _compute_pv_agent_index(self):
-        stats = engine_bridge.index_stats(self.env.cr.dbname) or {}
+        stats = engine_bridge.index_stats(self.env.cr.dbname, self.env) or {}
         Job = self.env["pv_agent.index.job"].sudo()
         last = Job.search([], limit=1)
         stale = Job._index_is_stale()

@@ -16,6 +16,17 @@ def add_kb_argument(parser) -> None:
 
 def add_index_argument(parser) -> None:
     parser.add_argument("--index", default=DEFAULT_INDEX, help=f"Index-Datei (Standard: {DEFAULT_INDEX})")
+    parser.add_argument(
+        "--store", default=None, metavar="postgresql://…",
+        help="Index in PostgreSQL mit pgvector statt in der Datei (Standard: $PV_AGENT_STORE, sonst --index)",
+    )
+
+
+def index_target(args) -> str:
+    """Where the index is: --store, else $PV_AGENT_STORE, else the --index file."""
+    import os
+
+    return args.store or os.environ.get("PV_AGENT_STORE") or args.index
 
 
 def settings():
@@ -37,9 +48,9 @@ def fail(message: str, code: int = 1) -> int:
 class ProgressBar:
     """A one-line progress bar on stderr, shown only on a terminal."""
 
-    def __init__(self, stream=sys.stderr):
-        self.stream = stream
-        self.enabled = stream.isatty()
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr  # looked up now: tests replace sys.stderr
+        self.enabled = self.stream.isatty()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled or total <= 0:

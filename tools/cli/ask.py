@@ -4,9 +4,10 @@ from __future__ import annotations
 from pv_agent.engine import prompts
 from pv_agent.engine.ask import ask
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.store import IndexError_, SidecarIndex
+from pv_agent.engine.index_target import open_index
+from pv_agent.engine.store import IndexError_
 
-from ._common import add_index_argument, fail, print_json, settings
+from ._common import add_index_argument, index_target, fail, print_json, settings
 
 NAME = "ask"
 HELP = "Eine Frage an die Wissensbasis stellen (Antwort mit Quellen)"
@@ -22,7 +23,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     cfg = settings()
     try:
-        index = SidecarIndex.open(args.index)
+        index = open_index(index_target(args))
     except IndexError_ as exc:
         return fail(str(exc))
     try:

@@ -5,7 +5,8 @@ import json
 import time
 
 from pv_agent.engine.drift import CHANGED, REMOVED, check_answers
-from pv_agent.engine.store import IndexError_, SidecarIndex
+from pv_agent.engine.index_target import open_index
+from pv_agent.engine.store import IndexError_
 
 from ._common import fail, print_json
 
@@ -15,15 +16,15 @@ HELP = "Antworten prüfen, deren zitierte Abschnitte sich geändert haben oder e
 
 def add_arguments(parser) -> None:
     parser.add_argument("--old", help="Index, gegen den die Antworten gegeben wurden (für Diffs ohne gespeicherten Text)")
-    parser.add_argument("--new", required=True, help="aktueller Index")
+    parser.add_argument("--new", required=True, help="aktueller Index (Datei oder postgresql://…)")
     parser.add_argument("--answers", required=True, help="Antworten als JSON Lines (ask --json, mit fingerprints)")
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
 
 
 def run(args) -> int:
     try:
-        new = SidecarIndex.open(args.new)
-        old = SidecarIndex.open(args.old) if args.old else None
+        new = open_index(args.new)
+        old = open_index(args.old) if args.old else None
     except IndexError_ as exc:
         return fail(str(exc))
     with open(args.answers, encoding="utf-8") as fh:

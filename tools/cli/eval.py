@@ -8,9 +8,10 @@ from pathlib import Path
 from pv_agent.engine.evaluate import GOLDSET_TODAY, K_VALUES, evaluate_retrieval, load_goldset
 from pv_agent.engine.evaluate_answers import METRICS, bakeoff_html, evaluate_answers, write_reports
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.store import IndexError_, SidecarIndex
+from pv_agent.engine.index_target import open_index
+from pv_agent.engine.store import IndexError_
 
-from ._common import add_index_argument, fail, print_json, settings
+from ._common import add_index_argument, index_target, fail, print_json, settings
 
 NAME = "eval"
 HELP = "Goldset auswerten: Recall@k, MRR, Trefferquote (mit --answers auch die Antworten)"
@@ -36,7 +37,7 @@ def run(args) -> int:
         return 0
     cfg = settings()
     try:
-        index = SidecarIndex.open(args.index)
+        index = open_index(index_target(args))
     except IndexError_ as exc:
         return fail(str(exc))
     goldset = load_goldset(args.goldset)

@@ -1,4 +1,4 @@
-"""``pv-agent index``: build or update the sidecar index from the knowledge base."""
+"""``pv-agent index``: build or update the index (sidecar file or ``--store postgresql://…``) from the knowledge base."""
 from __future__ import annotations
 
 import time
@@ -7,8 +7,9 @@ from pathlib import Path
 from pv_agent.engine.indexer import build_index
 from pv_agent.engine.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.store import IndexError_
 
-from ._common import ProgressBar, add_index_argument, add_kb_argument, print_json, settings
+from ._common import ProgressBar, add_index_argument, add_kb_argument, fail, index_target, print_json, settings
 
 NAME = "index"
 HELP = "Index bauen oder aktualisieren (nur geänderte Einträge werden neu eingebettet)"
@@ -33,7 +34,10 @@ def run(args) -> int:
         print("Fehler: keine gültigen Einträge – Index bleibt unverändert.")
         return 1
     embedder = None if args.lexical else OllamaClient(cfg)
-    report = build_index(loaded.entries, args.index, cfg, embedder, full=args.full, progress=ProgressBar())
+    try:
+        report = build_index(loaded.entries, index_target(args), cfg, embedder, full=args.full, progress=ProgressBar())
+    except IndexError_ as exc:  # PostgreSQL unreachable, pgvector missing
+        return fail(str(exc))
     report.timings_s["load"] = round(load_s, 3)
     data = report.as_dict() | {"load_errors": len(loaded.errors)}
     if args.json:

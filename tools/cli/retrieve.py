@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import IndexError_, SidecarIndex
+from pv_agent.engine.index_target import open_index
+from pv_agent.engine.store import IndexError_
 from pv_agent.engine.timeframe import asked_year
 
-from ._common import add_index_argument, fail, print_json, settings
+from ._common import add_index_argument, index_target, fail, print_json, settings
 
 NAME = "retrieve"
 HELP = "Treffer der Suche für eine Frage anzeigen (ohne Sprachmodell)"
@@ -25,7 +26,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     cfg = settings()
     try:
-        index = SidecarIndex.open(args.index)
+        index = open_index(index_target(args))
     except IndexError_ as exc:
         return fail(str(exc))
     year = args.year or asked_year(args.question).year

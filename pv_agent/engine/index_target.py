@@ -1,0 +1,31 @@
+"""Where an index lives: a sidecar file path (the default) or a PostgreSQL DSN.
+
+``open_index(target)`` gives the read side (``IndexReader``) for either; ``build_index`` in
+indexer.py takes the same targets. The PostgreSQL store is imported only when a DSN is used,
+so the default install needs no database driver.
+"""
+from __future__ import annotations
+
+import re
+
+DSN_PREFIXES = ("postgresql://", "postgres://")
+
+
+def is_dsn(target) -> bool:
+    return str(target).startswith(DSN_PREFIXES)
+
+
+def open_index(target):
+    """The open, readable index at ``target`` (IndexMissing / IndexCorrupt / … if there is none)."""
+    if is_dsn(target):
+        from .pgstore import PgIndex
+
+        return PgIndex.open(str(target))
+    from .store import SidecarIndex
+
+    return SidecarIndex.open(str(target))
+
+
+def describe(target) -> str:
+    """The target for messages and reports: a DSN without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(target)) if is_dsn(target) else str(target)
