@@ -26,13 +26,18 @@ or payslip data ever reaches a prompt.
         "security/pv_agent_security.xml",
         "security/ir.model.access.csv",
         "data/ir_cron_data.xml",
+        "data/pv_agent_bot_data.xml",
         "views/pv_agent_entry_views.xml",
         "views/pv_agent_conversation_views.xml",
         "views/pv_agent_index_job_views.xml",
+        "views/pv_agent_feedback_views.xml",
         "views/res_config_settings_views.xml",
         "views/pv_agent_menus.xml",
     ],
     "assets": {
+        "web.assets_backend": [
+            "pv_agent/static/src/**/*",
+        ],
         "web.assets_tests": ["pv_agent/static/tests/tours/*.js"],
     },
     "images": ["static/description/icon.png"],

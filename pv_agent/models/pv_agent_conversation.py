@@ -50,6 +50,9 @@ class PvAgentConversation(models.Model):
     message_ids = fields.One2many("pv_agent.message", "conversation_id", "Nachrichten")
     message_count = fields.Integer("Anzahl Nachrichten", compute="_compute_message_count")
     last_message_at = fields.Datetime("Letzte Nachricht", readonly=True, index=True)
+    # Questions from Discuss or a record's chatter land in one conversation per user and thread.
+    origin_model = fields.Char("Herkunft (Modell)", readonly=True, index="btree_not_null")
+    origin_res_id = fields.Many2oneReference("Herkunft (Datensatz)", model_field="origin_model", readonly=True)
 
     @api.depends("message_ids")
     def _compute_message_count(self):
@@ -64,11 +67,7 @@ class PvAgentConversation(models.Model):
         (type ``pv_agent/answer``) and is stored as a message of the conversation.
         """
         _check_user(self.env)
-        question = (question or "").strip()
-        if not question:
-            raise UserError(self.env._("Bitte eine Frage eingeben."))
-        if len(question) > MAX_QUESTION_CHARS:
-            raise UserError(self.env._("Die Frage ist zu lang (höchstens %s Zeichen).", MAX_QUESTION_CHARS))
+        conv = self.browse()
         if conversation_id:
             conv = self.browse(int(conversation_id)).exists()
             if not conv:
@@ -76,17 +75,40 @@ class PvAgentConversation(models.Model):
             conv.check_access("write")
             if conv.user_id != self.env.user:
                 raise AccessError(self.env._("Sie können nur in Ihren eigenen Gesprächen fragen."))
-        else:
+        message = self._queue_question(question, self.env.user, conversation=conv)
+        return {"conversation_id": message.conversation_id.id, "message_id": message.id, "state": message.state}
+
+    @api.model
+    def _queue_question(self, question, user, conversation=None, source="panel", origin=None):
+        """The one way into the answering job, for the panel, Discuss and the chatter.
+
+        Stores the question (state ``pending``) in ``conversation``, or in the user's
+        conversation of ``origin`` (a ``discuss.channel`` or any record with a chatter), or
+        in a new one, and wakes the cron. Callers have checked that ``user`` may ask.
+        """
+        question = (question or "").strip()
+        if not question:
+            raise UserError(self.env._("Bitte eine Frage eingeben."))
+        if len(question) > MAX_QUESTION_CHARS:
+            raise UserError(self.env._("Die Frage ist zu lang (höchstens %s Zeichen).", MAX_QUESTION_CHARS))
+        Conversation = self.sudo()
+        conv = conversation
+        if not conv and origin:
+            conv = Conversation.search([("user_id", "=", user.id), ("origin_model", "=", origin._name),
+                                        ("origin_res_id", "=", origin.id)], limit=1)
+            if not conv:
+                conv = Conversation.create({"user_id": user.id, "name": origin.sudo().display_name or question[:60],
+                                            "origin_model": origin._name, "origin_res_id": origin.id})
+        if not conv:
             title = question if len(question) <= 60 else question[:57].rstrip() + "…"
-            conv = self.create({"name": title})
-        now = fields.Datetime.now()
+            conv = Conversation.create({"name": title, "user_id": user.id})
         message = self.env["pv_agent.message"].sudo().create({
             "conversation_id": conv.id, "role": "question", "body": question,
-            "state": "pending", "author_id": self.env.user.id,
+            "state": "pending", "author_id": user.id, "source": source,
         })
-        conv.sudo().last_message_at = now
+        conv.sudo().last_message_at = fields.Datetime.now()
         self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
-        return {"conversation_id": conv.id, "message_id": message.id, "state": message.state}
+        return message
 
 
 class PvAgentMessage(models.Model):
@@ -105,6 +127,9 @@ class PvAgentMessage(models.Model):
     state = fields.Selection(MESSAGE_STATES, "Status", required=True, default="pending", readonly=True,
                              index=True)
     error = fields.Text("Fehler", readonly=True)
+    source = fields.Selection([("panel", "Panel"), ("discuss", "Discuss"), ("chatter", "Chatter")], "Gefragt über",
+                              default="panel", readonly=True,
+                              help="Discuss und Chatter: die Antwort wird auch dort von PV-Agent gepostet")
     question_id = fields.Many2one("pv_agent.message", "Frage", readonly=True, ondelete="cascade",
                                   index="btree_not_null")
     answer_id = fields.Many2one("pv_agent.message", "Antwort", compute="_compute_answer_id")
@@ -230,4 +255,9 @@ class PvAgentMessage(models.Model):
                 "body": answer.body,
                 "citations": json.loads(answer.answer_json).get("citations") or [],
             })
+        if self.source in ("discuss", "chatter"):
+            # posted first, so that the browser told below finds PV-Agent's message there
+            self.env["pv_agent.bot"]._post_result(self, answer)
+            payload.update(origin_model=self.conversation_id.origin_model,
+                           origin_res_id=self.conversation_id.origin_res_id)
         user._bus_send(BUS_TYPE, payload)
