@@ -90,8 +90,9 @@ class PvAgentFeedback(models.Model):
 
     def _review_message(self) -> Markup:
         _ = self.env._
+        question = (self.question or "")[:120]
         what = (_("Your correction suggestion for %s", f"[{self.entry_id.entry_id}]") if self.kind == "correction"
-                and self.entry_id else _("Your feedback on the answer to “%s”", (self.question or "")[:120]))
+                and self.entry_id else _("Your feedback on the answer to “%s”", question))
         verdict = (_("%(what)s was accepted by %(manager)s; the entry is being revised.", what=what,
                      manager=self.reviewer_id.name) if self.state == "accepted"
                    else _("%(what)s was rejected by %(manager)s.", what=what, manager=self.reviewer_id.name))

@@ -41,9 +41,13 @@ class PvAgentSetup:
         icp = cls.env["ir.config_parameter"].sudo()
         icp.set_param("pv_agent.ollama_url", cls.ollama.url)
 
-        cls.clerk = new_test_user(cls.env, "pv_clerk", groups="pv_agent.group_user", name="Clara Clerk")
+        # German-speaking clerks and manager get the German UI (i18n/de.po); clerk2 and admin English
+        cls.env["res.lang"]._activate_lang("de_DE")
+        cls.env.ref("base.module_pv_agent")._update_translations("de_DE")
+        cls.clerk = new_test_user(cls.env, "pv_clerk", groups="pv_agent.group_user", name="Clara Clerk", lang="de_DE")
         cls.clerk2 = new_test_user(cls.env, "pv_clerk2", groups="pv_agent.group_user", name="Conrad Clerk")
-        cls.manager = new_test_user(cls.env, "pv_manager", groups="pv_agent.group_manager", name="Maria Manager")
+        cls.manager = new_test_user(cls.env, "pv_manager", groups="pv_agent.group_manager", name="Maria Manager",
+                                    lang="de_DE")
         cls.outsider = new_test_user(cls.env, "pv_outsider", groups="base.group_user", name="Otto Outsider")
         cls.admin = cls.env.ref("base.user_admin")
         cls.Entry = cls.env["pv_agent.entry"]
@@ -64,7 +68,8 @@ class PvAgentSetup:
 
     # -- helpers --------------------------------------------------------------------------
     def import_kb(self):
-        return self.Entry.with_user(self.manager).action_import_knowledge_base()
+        # as from the manager's browser: the request's context carries their language
+        return self.Entry.with_user(self.manager).with_context(lang=self.manager.lang).action_import_knowledge_base()
 
     def run_cron(self, xmlid):
         """Run a cron as the scheduler would: in its own (test) cursor, with commits."""

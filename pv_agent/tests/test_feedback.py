@@ -73,7 +73,7 @@ class TestFeedback(PvAgentCase):
         told = self.bot_messages_to(self.clerk)
         self.assertEqual(len(told), 1)
         self.assertIn("[pv-sv-01]", told.body)
-        self.assertIn("accepted", told.body)
+        self.assertIn("übernommen", told.body)  # in the clerk's language
         with self.assertRaises(UserError):
             feedback.with_user(self.manager).action_reject()  # reviewed already
 
@@ -84,6 +84,6 @@ class TestFeedback(PvAgentCase):
         feedback.with_user(self.manager).action_reject()
         self.assertEqual(feedback.state, "rejected")
         told = self.bot_messages_to(self.clerk)
-        self.assertIn("rejected", told.body)
+        self.assertIn("abgelehnt", told.body)
         self.assertIn("Die Antwort stimmt", told.body)
         self.assertIn("Geringfügigkeitsgrenze 2026", told.body)

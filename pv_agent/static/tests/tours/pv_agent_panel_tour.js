@@ -11,8 +11,8 @@ registry.category("web_tour.tours").add("pv_agent_panel", {
             run: "click",
         },
         {
-            trigger: ".o_pv_agent_panel .o_pv_agent_empty",
-            content: "a fresh panel invites a question",
+            trigger: ".o_pv_agent_panel .o_pv_agent_empty:contains('Stellen Sie eine Frage')",
+            content: "a fresh panel invites a question (German UI for a German-speaking clerk)",
         },
         {
             trigger: ".o_pv_agent_panel .o_pv_agent_input",
@@ -62,8 +62,8 @@ registry.category("web_tour.tours").add("pv_agent_panel", {
             content: "the answer arrives over the bus",
         },
         {
-            trigger: ".o_pv_agent_panel .o_pv_agent_answer_card .o_pv_agent_state.alert-success",
-            content: "its state is explained in one line",
+            trigger: ".o_pv_agent_panel .o_pv_agent_answer_card .o_pv_agent_state.alert-success:contains('Beantwortet: jede Aussage')",
+            content: "its state is explained in one line, in German for this clerk",
         },
         {
             trigger: ".o_pv_agent_panel:not(:has(.o_pv_agent_pending))",
