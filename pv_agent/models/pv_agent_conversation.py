@@ -23,33 +23,36 @@ BUS_TYPE = "pv_agent/answer"
 MAX_QUESTION_CHARS = 4000
 RUNNING_STUCK_MINUTES = 15
 ANSWER_STATES = [
-    ("answered", "Beantwortet"),
-    ("answered_after_retry", "Beantwortet nach Korrektur"),
-    ("uncertain", "Unsicher"),
-    ("refused", "Keine Aussage in der Wissensbasis"),
-    ("off_topic", "Außerhalb des Themas"),
-    ("sources_only", "Nur Quellen (kein Sprachmodell erreichbar)"),
+    ("answered", "Answered"),
+    ("answered_after_retry", "Answered after a correction"),
+    ("uncertain", "Uncertain"),
+    ("refused", "No statement in the knowledge base"),
+    ("off_topic", "Off topic"),
+    ("sources_only", "Sources only (no language model reachable)"),
 ]
-MESSAGE_STATES = [("pending", "Wartet"), ("running", "Wird beantwortet"), ("done", "Beantwortet"),
-                  ("error", "Fehler")] + ANSWER_STATES
+MESSAGE_STATES = [("pending", "Waiting"), ("running", "Being answered"), ("done", "Answered"),
+                  ("error", "Failed")] + ANSWER_STATES
 
 
 def _check_user(env):
     if not env.user.has_group("pv_agent.group_user"):
-        raise AccessError(env._("Sie haben keinen Zugriff auf den PV-Agent."))
+        raise AccessError(env._("You have no access to PV-Agent."))
 
 
 class PvAgentConversation(models.Model):
     _name = "pv_agent.conversation"
-    _description = "PV-Agent: Gespräch"
+    _description = "PV-Agent: conversation"
     _order = "last_message_at desc, id desc"
 
-    name = fields.Char("Titel", required=True, default=lambda self: self.env._("Neues Gespräch"))
-    user_id = fields.Many2one("res.users", "Benutzer", required=True, index=True, readonly=True,
+    name = fields.Char("Title", required=True, default=lambda self: self.env._("New conversation"))
+    user_id = fields.Many2one("res.users", "User", required=True, index=True, readonly=True,
                               default=lambda self: self.env.user, ondelete="restrict")  # keep audit trails
-    message_ids = fields.One2many("pv_agent.message", "conversation_id", "Nachrichten")
-    message_count = fields.Integer("Anzahl Nachrichten", compute="_compute_message_count")
-    last_message_at = fields.Datetime("Letzte Nachricht", readonly=True, index=True)
+    message_ids = fields.One2many("pv_agent.message", "conversation_id", "Messages")
+    message_count = fields.Integer("Number of messages", compute="_compute_message_count")
+    last_message_at = fields.Datetime("Last message", readonly=True, index=True)
+    # Questions from Discuss or a record's chatter land in one conversation per user and thread.
+    origin_model = fields.Char("Origin (model)", readonly=True, index="btree_not_null")
+    origin_res_id = fields.Many2oneReference("Origin (record)", model_field="origin_model", readonly=True)
 
     @api.depends("message_ids")
     def _compute_message_count(self):
@@ -64,58 +67,80 @@ class PvAgentConversation(models.Model):
         (type ``pv_agent/answer``) and is stored as a message of the conversation.
         """
         _check_user(self.env)
-        question = (question or "").strip()
-        if not question:
-            raise UserError(self.env._("Bitte eine Frage eingeben."))
-        if len(question) > MAX_QUESTION_CHARS:
-            raise UserError(self.env._("Die Frage ist zu lang (höchstens %s Zeichen).", MAX_QUESTION_CHARS))
+        conv = self.browse()
         if conversation_id:
             conv = self.browse(int(conversation_id)).exists()
             if not conv:
-                raise UserError(self.env._("Das Gespräch gibt es nicht mehr."))
+                raise UserError(self.env._("The conversation no longer exists."))
             conv.check_access("write")
             if conv.user_id != self.env.user:
-                raise AccessError(self.env._("Sie können nur in Ihren eigenen Gesprächen fragen."))
-        else:
+                raise AccessError(self.env._("You can only ask in your own conversations."))
+        message = self._queue_question(question, self.env.user, conversation=conv)
+        return {"conversation_id": message.conversation_id.id, "message_id": message.id, "state": message.state}
+
+    @api.model
+    def _queue_question(self, question, user, conversation=None, source="panel", origin=None):
+        """The one way into the answering job, for the panel, Discuss and the chatter.
+
+        Stores the question (state ``pending``) in ``conversation``, or in the user's
+        conversation of ``origin`` (a ``discuss.channel`` or any record with a chatter), or
+        in a new one, and wakes the cron. Callers have checked that ``user`` may ask.
+        """
+        question = (question or "").strip()
+        if not question:
+            raise UserError(self.env._("Please enter a question."))
+        if len(question) > MAX_QUESTION_CHARS:
+            raise UserError(self.env._("The question is too long (at most %s characters).", MAX_QUESTION_CHARS))
+        Conversation = self.sudo()
+        conv = conversation
+        if not conv and origin:
+            conv = Conversation.search([("user_id", "=", user.id), ("origin_model", "=", origin._name),
+                                        ("origin_res_id", "=", origin.id)], limit=1)
+            if not conv:
+                conv = Conversation.create({"user_id": user.id, "name": origin.sudo().display_name or question[:60],
+                                            "origin_model": origin._name, "origin_res_id": origin.id})
+        if not conv:
             title = question if len(question) <= 60 else question[:57].rstrip() + "…"
-            conv = self.create({"name": title})
-        now = fields.Datetime.now()
+            conv = Conversation.create({"name": title, "user_id": user.id})
         message = self.env["pv_agent.message"].sudo().create({
             "conversation_id": conv.id, "role": "question", "body": question,
-            "state": "pending", "author_id": self.env.user.id,
+            "state": "pending", "author_id": user.id, "source": source,
         })
-        conv.sudo().last_message_at = now
+        conv.sudo().last_message_at = fields.Datetime.now()
         self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
-        return {"conversation_id": conv.id, "message_id": message.id, "state": message.state}
+        return message
 
 
 class PvAgentMessage(models.Model):
     _name = "pv_agent.message"
-    _description = "PV-Agent: Nachricht"
+    _description = "PV-Agent: message"
     _order = "id"
     _rec_name = "conversation_id"
 
-    conversation_id = fields.Many2one("pv_agent.conversation", "Gespräch", required=True, index=True,
+    conversation_id = fields.Many2one("pv_agent.conversation", "Conversation", required=True, index=True,
                                       ondelete="cascade", readonly=True)
-    user_id = fields.Many2one(related="conversation_id.user_id", store=True, string="Benutzer")
-    author_id = fields.Many2one("res.users", "Gefragt von", readonly=True)
-    role = fields.Selection([("question", "Frage"), ("answer", "Antwort")], "Rolle", required=True,
+    user_id = fields.Many2one(related="conversation_id.user_id", store=True, string="User")
+    author_id = fields.Many2one("res.users", "Asked by", readonly=True)
+    role = fields.Selection([("question", "Question"), ("answer", "Answer")], "Role", required=True,
                             readonly=True)
     body = fields.Text("Text", readonly=True)
     state = fields.Selection(MESSAGE_STATES, "Status", required=True, default="pending", readonly=True,
                              index=True)
-    error = fields.Text("Fehler", readonly=True)
-    question_id = fields.Many2one("pv_agent.message", "Frage", readonly=True, ondelete="cascade",
+    error = fields.Text("Error", readonly=True)
+    source = fields.Selection([("panel", "Panel"), ("discuss", "Discuss"), ("chatter", "Chatter")], "Asked in",
+                              default="panel", readonly=True,
+                              help="Discuss and chatter: PV-Agent also posts the answer there")
+    question_id = fields.Many2one("pv_agent.message", "Question", readonly=True, ondelete="cascade",
                                   index="btree_not_null")
-    answer_id = fields.Many2one("pv_agent.message", "Antwort", compute="_compute_answer_id")
-    answer_json = fields.Text("Antwortobjekt (Prüfpfad)", readonly=True)
+    answer_id = fields.Many2one("pv_agent.message", "Answer", compute="_compute_answer_id")
+    answer_json = fields.Text("Answer object (audit trail)", readonly=True)
     citation_entry_ids = fields.Many2many("pv_agent.entry", "pv_agent_message_citation_rel", "message_id",
-                                          "entry_id", string="Zitierte Einträge", readonly=True,
+                                          "entry_id", string="Cited entries", readonly=True,
                                           context={"active_test": False})
-    duration_ms = fields.Integer("Dauer (ms)", readonly=True)
-    chat_model = fields.Char("Sprachmodell", readonly=True)
-    embed_model = fields.Char("Einbettungsmodell", readonly=True)
-    prompt_version = fields.Char("Prompt-Version", readonly=True)
+    duration_ms = fields.Integer("Duration (ms)", readonly=True)
+    chat_model = fields.Char("Language model", readonly=True)
+    embed_model = fields.Char("Embedding model", readonly=True)
+    prompt_version = fields.Char("Prompt version", readonly=True)
 
     def _compute_answer_id(self):
         answers = self.search([("question_id", "in", self.ids)]) if self.ids else self.browse()
@@ -129,9 +154,9 @@ class PvAgentMessage(models.Model):
         for msg in self:
             msg.check_access("read")
             if msg.role != "question" or msg.state != "error":
-                raise UserError(self.env._("Nur fehlgeschlagene Fragen können erneut gestellt werden."))
+                raise UserError(self.env._("Only failed questions can be asked again."))
             if msg.author_id != self.env.user and not self.env.user.has_group("pv_agent.group_manager"):
-                raise AccessError(self.env._("Sie können nur Ihre eigenen Fragen erneut stellen."))
+                raise AccessError(self.env._("You can only ask your own questions again."))
         self.sudo().write({"state": "pending", "error": False})
         self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
         return True
@@ -156,15 +181,17 @@ class PvAgentMessage(models.Model):
         limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=RUNNING_STUCK_MINUTES)
         stuck = self.search([("role", "=", "question"), ("state", "=", "running"), ("write_date", "<", limit)])
         for question in stuck:
-            question._fail(self.env._("Die Beantwortung wurde abgebrochen. Bitte erneut fragen."))
+            question = question.with_context(lang=question.author_id.lang or self.env.lang)
+            question._fail(question.env._("Answering was interrupted. Please ask again."))
 
     def _answer(self):
         """Answer one question. Commits before the model call and after storing the result."""
         self.ensure_one()
         asker = self.author_id or self.conversation_id.user_id
+        self = self.with_context(lang=asker.lang or self.env.lang)  # messages in the asker's language
         if not asker.has_group("pv_agent.group_user"):
             # Knowledge text reaches a prompt only for users allowed to read it.
-            return self._fail(self.env._("Der Benutzer hat keinen Zugriff (mehr) auf den PV-Agent."))
+            return self._fail(self.env._("The user has no access (any more) to PV-Agent."))
         settings = engine_bridge.engine_settings(self.env)
         question_text = self.body
         self.write({"state": "running"})
@@ -176,8 +203,8 @@ class PvAgentMessage(models.Model):
             with engine_bridge.using_index(self.env.cr.dbname) as index:
                 if index is None:
                     return self._fail(self.env._(
-                        "Es gibt noch keinen Index. Ein PV-Agent-Manager muss die Wissensbasis "
-                        "importieren und neu indizieren."))
+                        "There is no index yet. A PV-Agent manager has to import the knowledge base "
+                        "and reindex."))
                 data = ask(question_text, index, settings, client=OllamaClient(settings)).as_dict()
         except Exception as exc:  # any failure must leave the question visibly failed, never lost
             _logger.exception("pv_agent: answering message %s failed", self.id)
@@ -230,4 +257,9 @@ class PvAgentMessage(models.Model):
                 "body": answer.body,
                 "citations": json.loads(answer.answer_json).get("citations") or [],
             })
+        if self.source in ("discuss", "chatter"):
+            # posted first, so that the browser told below finds PV-Agent's message there
+            self.env["pv_agent.bot"]._post_result(self, answer)
+            payload.update(origin_model=self.conversation_id.origin_model,
+                           origin_res_id=self.conversation_id.origin_res_id)
         user._bus_send(BUS_TYPE, payload)

@@ -16,10 +16,10 @@ from . import engine_bridge
 _logger = logging.getLogger(__name__)
 
 SOURCE_LABELS = {
-    "briefing": "Briefing (Zusammenfassung)",
-    "gesetz": "Gesetz",
-    "kv": "Kollektivvertrag",
-    "rechtsprechung": "Rechtsprechung",
+    "briefing": "Briefing (summary)",
+    "gesetz": "Statute",
+    "kv": "Collective agreement",
+    "rechtsprechung": "Case law",
     "wiku": "Wiki",
 }
 # Fields whose change makes the sidecar out of date.
@@ -47,31 +47,31 @@ def _split(text: str | bool) -> tuple[str, ...]:
 
 class PvAgentEntry(models.Model):
     _name = "pv_agent.entry"
-    _description = "Wissensbasis-Eintrag"
+    _description = "Knowledge-base entry"
     _order = "topic, entry_id"
     _rec_names_search = ["entry_id", "name"]
 
-    entry_id = fields.Char("Kennung", required=True, index=True, help="Stabile id, zitiert als [id]")
-    name = fields.Char("Titel", required=True)
-    stand = fields.Char("Stand", required=True, help="Rechtsstand, den der Eintrag beschreibt (JJJJ-MM)")
+    entry_id = fields.Char("Id", required=True, index=True, help="Stable id, cited as [id]")
+    name = fields.Char("Title", required=True)
+    stand = fields.Char("Stand", required=True, help="Legal state the entry describes (YYYY-MM)")
     topic = fields.Char("Cluster", required=True, index=True)
-    source = fields.Selection([(s, SOURCE_LABELS.get(s, s)) for s in SOURCE_FAMILIES], "Quellenfamilie", required=True, default="briefing")
-    official = fields.Boolean("Offizielle Quelle", default=True,
-                              help="Aus: nicht-amtliche Wiedergabe – Antworten müssen das sagen")
-    tags = fields.Text("Schlagworte", help="Ein Schlagwort pro Zeile")
-    legal_bases = fields.Text("Rechtsgrundlagen", help="Eine Rechtsgrundlage pro Zeile, z. B. § 67 Abs 1 EStG")
+    source = fields.Selection([(s, SOURCE_LABELS.get(s, s)) for s in SOURCE_FAMILIES], "Source family", required=True, default="briefing")
+    official = fields.Boolean("Official source", default=True,
+                              help="Off: unofficial rendering – answers must say so")
+    tags = fields.Text("Keywords", help="One keyword per line")
+    legal_bases = fields.Text("Legal bases", help="One legal basis per line, e.g. § 67 Abs 1 EStG")
     cross_ref_ids = fields.Many2many(
-        "pv_agent.entry", "pv_agent_entry_cross_ref_rel", "entry_id", "ref_id", string="Verweise")
-    source_ref = fields.Char("Quellenangabe")
-    body = fields.Text("Inhalt (Markdown)", required=True)
-    path = fields.Char("Datei", readonly=True, help="Datei in der Wissensbasis, aus der importiert wurde")
-    content_hash = fields.Char("Inhalts-Hash", compute="_compute_content_hash", store=True)
-    import_hash = fields.Char("Hash beim Import", readonly=True, copy=False)
+        "pv_agent.entry", "pv_agent_entry_cross_ref_rel", "entry_id", "ref_id", string="Cross-references")
+    source_ref = fields.Char("Source reference")
+    body = fields.Text("Content (Markdown)", required=True)
+    path = fields.Char("File", readonly=True, help="File in the knowledge base it was imported from")
+    content_hash = fields.Char("Content hash", compute="_compute_content_hash", store=True)
+    import_hash = fields.Char("Hash at import", readonly=True, copy=False)
     active = fields.Boolean(default=True)
-    stale = fields.Boolean("Nicht im Index", default=True, copy=False, readonly=True,
-                           help="Geändert seit der letzten Indizierung")
+    stale = fields.Boolean("Not in the index", default=True, copy=False, readonly=True,
+                           help="Changed since the last indexing")
 
-    _entry_id_uniq = models.Constraint("UNIQUE (entry_id)", "Die Kennung muss eindeutig sein.")
+    _entry_id_uniq = models.Constraint("UNIQUE (entry_id)", "The id must be unique.")
 
     @api.depends("entry_id", "name", "stand", "topic", "source", "official", "tags", "legal_bases",
                  "cross_ref_ids.entry_id", "cross_ref_ids.active", "source_ref", "body")
@@ -83,12 +83,12 @@ class PvAgentEntry(models.Model):
     def _check_formats(self):
         for rec in self:
             if not ID_PATTERN.match(rec.entry_id or ""):
-                raise ValidationError(self.env._("Ungültige Kennung '%s' (erlaubt: a-z, 0-9, Bindestriche).", rec.entry_id))
+                raise ValidationError(self.env._("Invalid id '%s' (allowed: a-z, 0-9, hyphens).", rec.entry_id))
             m = STAND_PATTERN.match(rec.stand or "")
             if not m or not 1 <= int(m.group(2)) <= 12:
-                raise ValidationError(self.env._("Ungültiger Stand '%s' (erwartet JJJJ-MM).", rec.stand))
+                raise ValidationError(self.env._("Invalid Stand '%s' (expected YYYY-MM).", rec.stand))
             if not ID_PATTERN.match(rec.topic or ""):
-                raise ValidationError(self.env._("Ungültiger Cluster '%s' (Kleinbuchstaben und Bindestriche).", rec.topic))
+                raise ValidationError(self.env._("Invalid cluster '%s' (lower-case letters and hyphens).", rec.topic))
 
     @api.depends("entry_id", "name")
     def _compute_display_name(self):
@@ -138,7 +138,7 @@ class PvAgentEntry(models.Model):
     @api.model
     def _check_manager(self):
         if not self.env.user.has_group("pv_agent.group_manager"):
-            raise AccessError(self.env._("Nur PV-Agent-Manager dürfen die Wissensbasis verwalten."))
+            raise AccessError(self.env._("Only PV-Agent managers may manage the knowledge base."))
 
     @api.model
     def action_import_knowledge_base(self, path=None):
@@ -170,7 +170,7 @@ class PvAgentEntry(models.Model):
         if not result.entries:
             report["fatal"] = (report["failed"][0]["reason"] if report["failed"] and not
                                report["failed"][0]["file"].endswith(".md")
-                               else "keine gültigen Einträge gefunden")
+                               else self.env._("no valid entries found"))
             return report  # never archive everything because a folder is missing or empty
 
         Entry_ = self.with_context(active_test=False)
@@ -211,17 +211,17 @@ class PvAgentEntry(models.Model):
     @api.model
     def _import_summary(self, report: dict) -> str:
         if report["fatal"]:
-            return self.env._("Import abgebrochen: %(reason)s (%(path)s)", reason=report["fatal"], path=report["path"])
+            return self.env._("Import stopped: %(reason)s (%(path)s)", reason=report["fatal"], path=report["path"])
         lines = [self.env._(
-            "%(created)s neu, %(updated)s aktualisiert, %(unchanged)s unverändert, %(archived)s archiviert, "
-            "%(failed)s fehlerhaft.",
+            "%(created)s new, %(updated)s updated, %(unchanged)s unchanged, %(archived)s archived, "
+            "%(failed)s broken.",
             created=len(report["created"]), updated=len(report["updated"]),
             unchanged=len(report["unchanged"]), archived=len(report["archived"]),
             failed=len(report["failed"]))]
         for item in report["failed"]:
-            lines.append(self.env._("Fehler: %(file)s:%(line)s: %(reason)s", **item))
+            lines.append(self.env._("Error: %(file)s:%(line)s: %(reason)s", **item))
         for item in report["warnings"]:
-            lines.append(self.env._("Hinweis: %(file)s:%(line)s: %(reason)s", **item))
+            lines.append(self.env._("Note: %(file)s:%(line)s: %(reason)s", **item))
         return "\n".join(lines)
 
     # -- UI helpers -------------------------------------------------------------------------

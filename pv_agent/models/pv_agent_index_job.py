@@ -24,32 +24,32 @@ STUCK_AFTER_MINUTES = 60
 
 class PvAgentIndexJob(models.Model):
     _name = "pv_agent.index.job"
-    _description = "PV-Agent: Import- und Indexlauf"
+    _description = "PV-Agent: import and index run"
     _order = "id desc"
 
-    kind = fields.Selection([("import", "Import der Wissensbasis"), ("reindex", "Neuindizierung")],
-                            "Art", required=True, readonly=True)
-    state = fields.Selection([("queued", "Eingeplant"), ("running", "Läuft"), ("done", "Fertig"),
-                              ("failed", "Fehlgeschlagen")], "Status", default="queued", required=True,
+    kind = fields.Selection([("import", "Knowledge-base import"), ("reindex", "Reindexing")],
+                            "Kind", required=True, readonly=True)
+    state = fields.Selection([("queued", "Queued"), ("running", "Running"), ("done", "Done"),
+                              ("failed", "Failed")], "Status", default="queued", required=True,
                              readonly=True, index=True)
-    full = fields.Boolean("Vollständig neu", readonly=True,
-                          help="Alle Abschnitte neu einbetten statt nur geänderte")
-    requested_by = fields.Many2one("res.users", "Angefordert von", default=lambda self: self.env.user,
+    full = fields.Boolean("Full rebuild", readonly=True,
+                          help="Embed all sections again, not only changed ones")
+    requested_by = fields.Many2one("res.users", "Requested by", default=lambda self: self.env.user,
                                    readonly=True)
-    date_start = fields.Datetime("Beginn", default=fields.Datetime.now, readonly=True)
-    date_end = fields.Datetime("Ende", readonly=True)
-    seconds = fields.Float("Dauer (s)", readonly=True)
-    progress_stage = fields.Char("Schritt", readonly=True)
-    progress_done = fields.Integer("Erledigt", readonly=True)
-    progress_total = fields.Integer("Gesamt", readonly=True)
-    progress = fields.Float("Fortschritt (%)", compute="_compute_progress")
-    kb_path = fields.Char("Ordner", readonly=True)
-    entries = fields.Integer("Einträge", readonly=True)
-    chunks = fields.Integer("Abschnitte", readonly=True)
-    embedded = fields.Integer("Neu eingebettet", readonly=True)
-    mode = fields.Char("Modus", readonly=True)
-    message = fields.Text("Ergebnis", readonly=True)
-    report_json = fields.Text("Bericht (JSON)", readonly=True)
+    date_start = fields.Datetime("Start", default=fields.Datetime.now, readonly=True)
+    date_end = fields.Datetime("End", readonly=True)
+    seconds = fields.Float("Duration (s)", readonly=True)
+    progress_stage = fields.Char("Step", readonly=True)
+    progress_done = fields.Integer("Done so far", readonly=True)
+    progress_total = fields.Integer("Total", readonly=True)
+    progress = fields.Float("Progress (%)", compute="_compute_progress")
+    kb_path = fields.Char("Folder", readonly=True)
+    entries = fields.Integer("Entries", readonly=True)
+    chunks = fields.Integer("Sections", readonly=True)
+    embedded = fields.Integer("Newly embedded", readonly=True)
+    mode = fields.Char("Mode", readonly=True)
+    message = fields.Text("Result", readonly=True)
+    report_json = fields.Text("Report (JSON)", readonly=True)
 
     @api.depends("progress_done", "progress_total", "state")
     def _compute_progress(self):
@@ -80,9 +80,9 @@ class PvAgentIndexJob(models.Model):
             "type": "ir.actions.client",
             "tag": "display_notification",
             "params": {
-                "title": self.env._("Neuindizierung eingeplant"),
-                "message": self.env._("Der Index wird im Hintergrund neu aufgebaut; Fragen nutzen bis "
-                                      "zum Abschluss den bisherigen Index."),
+                "title": self.env._("Reindex queued"),
+                "message": self.env._("The index is rebuilt in the background; until it is done, questions "
+                                      "use the previous index."),
                 "type": "info",
                 "next": {"type": "ir.actions.client", "tag": "soft_reload"},
             },
@@ -107,11 +107,12 @@ class PvAgentIndexJob(models.Model):
         limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=STUCK_AFTER_MINUTES)
         stuck = self.search([("state", "=", "running"), ("date_start", "<", limit)])
         stuck.write({"state": "failed", "date_end": fields.Datetime.now(),
-                     "message": self.env._("Abgebrochen (Prozess beendet?) – bitte erneut starten.")})
+                     "message": self.env._("Interrupted (process ended?) – please start again.")})
 
     def _run_reindex(self):
         """Build the sidecar from the entry records. Commits: running → progress → done/failed."""
         self.ensure_one()
+        self = self.with_context(lang=self.requested_by.lang or self.env.lang)  # the result in the requester's language
         cron = self.env["ir.cron"]
         Entry = self.env["pv_agent.entry"].sudo().with_context(active_test=False)
         records = Entry.search([])
@@ -142,8 +143,8 @@ class PvAgentIndexJob(models.Model):
             self.env.cr.rollback()
             self.write({"state": "failed", "date_end": fields.Datetime.now(),
                         "seconds": round(time.monotonic() - started, 2),
-                        "message": self.env._("Neuindizierung fehlgeschlagen, der bisherige Index bleibt "
-                                              "in Betrieb: %(error)s", error=_describe(exc))})
+                        "message": self.env._("Reindex failed, the previous index stays in "
+                                              "service: %(error)s", error=_describe(exc))})
             return
         self._mark_indexed(Entry, snapshot)
         pv_agent_store.activate(self.env, store)  # questions read from the new store from now on
@@ -159,8 +160,8 @@ class PvAgentIndexJob(models.Model):
             "mode": data.get("mode", ""),
             "progress_stage": False,
             "message": "\n".join(filter(None, [self.env._(
-                "%(entries)s Einträge, %(chunks)s Abschnitte, %(vectors)s Vektoren, %(embedded)s neu eingebettet "
-                "(Modus: %(mode)s, Generation %(generation)s).", entries=data.get("entries", len(entries)),
+                "%(entries)s entries, %(chunks)s sections, %(vectors)s vectors, %(embedded)s newly embedded "
+                "(mode: %(mode)s, generation %(generation)s).", entries=data.get("entries", len(entries)),
                 chunks=data.get("chunks", 0), vectors=data.get("vectors", 0), embedded=data.get("embedded", 0),
                 mode=data.get("mode", "?"), generation=data.get("generation", "?")), data.get("notice")])),
             "report_json": json.dumps(data, ensure_ascii=False, indent=1, default=str),

@@ -15,27 +15,27 @@ D = engine_bridge.DEFAULTS
 class ResConfigSettings(models.TransientModel):
     _inherit = "res.config.settings"
 
-    pv_agent_ollama_url = fields.Char("Ollama-URL", config_parameter="pv_agent.ollama_url", default=D.ollama_url)
-    pv_agent_chat_model = fields.Char("Sprachmodell", config_parameter="pv_agent.chat_model", default=D.chat_model)
-    pv_agent_embed_model = fields.Char("Einbettungsmodell", config_parameter="pv_agent.embed_model",
+    pv_agent_ollama_url = fields.Char("Ollama URL", config_parameter="pv_agent.ollama_url", default=D.ollama_url)
+    pv_agent_chat_model = fields.Char("Language model", config_parameter="pv_agent.chat_model", default=D.chat_model)
+    pv_agent_embed_model = fields.Char("Embedding model", config_parameter="pv_agent.embed_model",
                                        default=D.embed_model)
-    pv_agent_num_ctx = fields.Integer("Kontextfenster (num_ctx)", config_parameter="pv_agent.num_ctx",
+    pv_agent_num_ctx = fields.Integer("Context window (num_ctx)", config_parameter="pv_agent.num_ctx",
                                       default=D.num_ctx)
-    pv_agent_top_k = fields.Integer("Quellen pro Antwort (top-k)", config_parameter="pv_agent.top_k",
+    pv_agent_top_k = fields.Integer("Sources per answer (top-k)", config_parameter="pv_agent.top_k",
                                     default=D.top_k)
-    pv_agent_kb_path = fields.Char("Ordner der Wissensbasis", config_parameter=engine_bridge.PARAM_KB_PATH,
+    pv_agent_kb_path = fields.Char("Knowledge-base folder", config_parameter=engine_bridge.PARAM_KB_PATH,
                                    default=lambda self: engine_bridge.DEFAULT_KB_PATH)
 
-    pv_agent_index_entries = fields.Integer("Einträge im Index", compute="_compute_pv_agent_index")
-    pv_agent_index_chunks = fields.Integer("Abschnitte im Index", compute="_compute_pv_agent_index")
-    pv_agent_index_vectors = fields.Boolean("Vektoren vorhanden", compute="_compute_pv_agent_index")
-    pv_agent_index_built_at = fields.Datetime("Erstellt am", compute="_compute_pv_agent_index")
+    pv_agent_index_entries = fields.Integer("Entries in the index", compute="_compute_pv_agent_index")
+    pv_agent_index_chunks = fields.Integer("Sections in the index", compute="_compute_pv_agent_index")
+    pv_agent_index_vectors = fields.Boolean("Vectors present", compute="_compute_pv_agent_index")
+    pv_agent_index_built_at = fields.Datetime("Built on", compute="_compute_pv_agent_index")
     pv_agent_index_generation = fields.Integer("Generation", compute="_compute_pv_agent_index")
-    pv_agent_index_exists = fields.Boolean("Index vorhanden", compute="_compute_pv_agent_index")
-    pv_agent_index_stale = fields.Boolean("Index veraltet", compute="_compute_pv_agent_index")
-    pv_agent_index_problem = fields.Char("Problem mit dem Index", compute="_compute_pv_agent_index")
-    pv_agent_last_job_id = fields.Many2one("pv_agent.index.job", "Letzter Lauf", compute="_compute_pv_agent_index")
-    pv_agent_entry_count = fields.Integer("Aktive Einträge", compute="_compute_pv_agent_index")
+    pv_agent_index_exists = fields.Boolean("Index present", compute="_compute_pv_agent_index")
+    pv_agent_index_stale = fields.Boolean("Index out of date", compute="_compute_pv_agent_index")
+    pv_agent_index_problem = fields.Char("Problem with the index", compute="_compute_pv_agent_index")
+    pv_agent_last_job_id = fields.Many2one("pv_agent.index.job", "Last run", compute="_compute_pv_agent_index")
+    pv_agent_entry_count = fields.Integer("Active entries", compute="_compute_pv_agent_index")
 
     @api.depends_context("uid")
     def _compute_pv_agent_index(self):
@@ -61,11 +61,11 @@ class ResConfigSettings(models.TransientModel):
         for rec in self:
             url = (rec.pv_agent_ollama_url or "").strip()
             if url and not url.startswith(("http://", "https://")):
-                raise ValidationError(self.env._("Die Ollama-URL muss mit http:// oder https:// beginnen."))
+                raise ValidationError(self.env._("The Ollama URL must start with http:// or https://."))
             if rec.pv_agent_num_ctx and rec.pv_agent_num_ctx < 2048:
-                raise ValidationError(self.env._("Das Kontextfenster (num_ctx) muss mindestens 2048 sein."))
+                raise ValidationError(self.env._("The context window (num_ctx) must be at least 2048."))
             if rec.pv_agent_top_k and not 1 <= rec.pv_agent_top_k <= 50:
-                raise ValidationError(self.env._("Quellen pro Antwort (top-k) muss zwischen 1 und 50 liegen."))
+                raise ValidationError(self.env._("Sources per answer (top-k) must be between 1 and 50."))
 
     def _pv_agent_form_settings(self):
         """Engine settings from the values on the form (they may not be saved yet)."""
@@ -81,16 +81,16 @@ class ResConfigSettings(models.TransientModel):
         try:
             names = OllamaClient(settings).list_models()
         except OllamaError as exc:
-            return _notify(self.env._("Verbindung fehlgeschlagen"), f"{exc.reason}: {exc}", "danger")
+            return _notify(self.env._("Connection failed"), f"{exc.reason}: {exc}", "danger")
         have = set(names) | {n.removesuffix(":latest") for n in names}
         missing = [m for m in (settings.chat_model, settings.embed_model) if m not in have]
-        listing = ", ".join(names) or self.env._("(keine)")
+        listing = ", ".join(names) or self.env._("(none)")
         if missing:
-            text = self.env._("Ollama erreichbar, aber es fehlen: %(missing)s. Vorhanden: %(listing)s",
+            text = self.env._("Ollama reachable, but missing: %(missing)s. Available: %(listing)s",
                               missing=", ".join(missing), listing=listing)
-            return _notify(self.env._("Modelle fehlen"), text, "warning", models=names, missing=missing)
-        text = self.env._("Ollama erreichbar, Sprach- und Einbettungsmodell vorhanden. Modelle: %s", listing)
-        return _notify(self.env._("Verbindung in Ordnung"), text, "success", models=names, missing=[])
+            return _notify(self.env._("Models missing"), text, "warning", models=names, missing=missing)
+        text = self.env._("Ollama reachable, language and embedding model present. Models: %s", listing)
+        return _notify(self.env._("Connection OK"), text, "success", models=names, missing=[])
 
     def action_pv_agent_reindex(self):
         return self.env["pv_agent.index.job"].action_queue_reindex()

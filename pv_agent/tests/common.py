@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
+import time
 
-from odoo.tests import TransactionCase, new_test_user
+from odoo import SUPERUSER_ID, api
+from odoo.tests import HttpCase, TransactionCase, new_test_user
 
 from ..models import engine_bridge
 from .ollama_api_server import OllamaAPIServer
@@ -24,7 +27,9 @@ class TupleTimeoutMixin:
         return super()._request_handler(s, r, **kw)
 
 
-class PvAgentCase(TupleTimeoutMixin, TransactionCase):
+class PvAgentSetup:
+    """Users, the Ollama-API test server, a private sidecar and knowledge base per test."""
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -36,9 +41,13 @@ class PvAgentCase(TupleTimeoutMixin, TransactionCase):
         icp = cls.env["ir.config_parameter"].sudo()
         icp.set_param("pv_agent.ollama_url", cls.ollama.url)
 
-        cls.clerk = new_test_user(cls.env, "pv_clerk", groups="pv_agent.group_user", name="Clara Clerk")
+        # German-speaking clerks and manager get the German UI (i18n/de.po); clerk2 and admin English
+        cls.env["res.lang"]._activate_lang("de_DE")
+        cls.env.ref("base.module_pv_agent")._update_translations("de_DE")
+        cls.clerk = new_test_user(cls.env, "pv_clerk", groups="pv_agent.group_user", name="Clara Clerk", lang="de_DE")
         cls.clerk2 = new_test_user(cls.env, "pv_clerk2", groups="pv_agent.group_user", name="Conrad Clerk")
-        cls.manager = new_test_user(cls.env, "pv_manager", groups="pv_agent.group_manager", name="Maria Manager")
+        cls.manager = new_test_user(cls.env, "pv_manager", groups="pv_agent.group_manager", name="Maria Manager",
+                                    lang="de_DE")
         cls.outsider = new_test_user(cls.env, "pv_outsider", groups="base.group_user", name="Otto Outsider")
         cls.admin = cls.env.ref("base.user_admin")
         cls.Entry = cls.env["pv_agent.entry"]
@@ -59,13 +68,21 @@ class PvAgentCase(TupleTimeoutMixin, TransactionCase):
 
     # -- helpers --------------------------------------------------------------------------
     def import_kb(self):
-        return self.Entry.with_user(self.manager).action_import_knowledge_base()
+        # as from the manager's browser: the request's context carries their language
+        return self.Entry.with_user(self.manager).with_context(lang=self.manager.lang).action_import_knowledge_base()
 
     def run_cron(self, xmlid):
         """Run a cron as the scheduler would: in its own (test) cursor, with commits."""
         with self.enter_registry_test_mode():
             self.env.ref(xmlid).method_direct_trigger()
         self.env.invalidate_all()
+
+    def ask_as(self, user, question, *replies):
+        """The clerk asks in the panel; the job answers with the scripted model replies."""
+        self.ollama.script(*replies)
+        asked = self.env["pv_agent.conversation"].with_user(user).action_ask(question)
+        self.run_cron("pv_agent.ir_cron_pv_agent_answer")
+        return self.env["pv_agent.message"].browse(asked["message_id"])
 
     def reindex(self):
         self.Job.with_user(self.manager).action_queue_reindex()
@@ -75,3 +92,60 @@ class PvAgentCase(TupleTimeoutMixin, TransactionCase):
     def write_kb_file(self, name, text):
         with open(os.path.join(self.kb_dir, "dokumente", name), "w", encoding="utf-8") as f:
             f.write(text)
+
+
+class PvAgentCase(TupleTimeoutMixin, PvAgentSetup, TransactionCase):
+    pass
+
+
+class PvAgentHttpCase(TupleTimeoutMixin, PvAgentSetup, HttpCase):
+    """Tours. The answering cron runs the way Odoo's cron worker runs it — in its own cursor,
+    in another thread, a moment after ``_trigger()`` — so the browser sees the pending
+    state first and then the answer arriving over the bus."""
+
+    CRON_DELAY = 0.5
+
+    def run_cron(self, xmlid):
+        self.env.ref(xmlid).method_direct_trigger()  # HttpCase is in registry test mode already
+        self.env.invalidate_all()
+
+    def run_answers_in_background(self, after_panel_shows_pending=False):
+        """Answer triggered questions in a thread. With ``after_panel_shows_pending`` the job
+        waits until the panel has loaded the question while it was still pending (in
+        production the job takes seconds; here the browser's next request would otherwise
+        wait for the test cursor the job holds)."""
+        Cron = type(self.env["ir.cron"])
+        original = Cron._trigger
+        answer_cron = self.env.ref("pv_agent.ir_cron_pv_agent_answer").id
+        threads = []
+        shown_pending = threading.Event()
+        if not after_panel_shows_pending:
+            shown_pending.set()
+        else:
+            Conversation = type(self.env["pv_agent.conversation"])
+            panel_load = Conversation.panel_load
+
+            @api.model
+            def watched_panel_load(conv, conversation_id=None):
+                data = panel_load(conv, conversation_id)
+                if any(m.get("pending") for m in (data["conversation"] or {}).get("messages", [])):
+                    shown_pending.set()
+                return data
+
+            self.patch(Conversation, "panel_load", watched_panel_load)
+
+        def job():
+            shown_pending.wait(20)
+            time.sleep(self.CRON_DELAY)
+            with self.registry.cursor() as cr:
+                api.Environment(cr, SUPERUSER_ID, {})["pv_agent.message"]._cron_answer_pending()
+
+        def trigger(cron, at=None):
+            if cron.ids != [answer_cron]:
+                return original(cron, at)
+            thread = threading.Thread(target=job, name="pv_agent test cron")
+            threads.append(thread)
+            thread.start()
+
+        self.patch(Cron, "_trigger", trigger)
+        self.addCleanup(lambda: [t.join(30) for t in threads])

@@ -50,7 +50,7 @@ class TestSettings(PvAgentCase):
         result = form.save().action_pv_agent_test_connection()
         self.assertEqual(result["params"]["type"], "warning")
         self.assertEqual(result["missing"], ["llama-gibt-es-nicht"])
-        self.assertIn("es fehlen: llama-gibt-es-nicht", result["params"]["message"])
+        self.assertIn("missing: llama-gibt-es-nicht", result["params"]["message"])  # admin: English
 
     def test_connection_test_reports_unreachable_server(self):
         form = self.settings_form()

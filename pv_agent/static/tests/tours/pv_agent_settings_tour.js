@@ -15,7 +15,7 @@ registry.category("web_tour.tours").add("pv_agent_settings", {
             content: "the Ollama URL is editable",
         },
         {
-            trigger: ".app_settings_block[data-key='pv_agent']:contains('Noch kein Index vorhanden')",
+            trigger: ".app_settings_block[data-key='pv_agent']:contains('No index yet')",
             content: "no index yet on a fresh database",
         },
         {
@@ -24,7 +24,7 @@ registry.category("web_tour.tours").add("pv_agent_settings", {
             run: "click",
         },
         {
-            trigger: ".o_notification:contains('Verbindung in Ordnung')",
+            trigger: ".o_notification:contains('Connection OK')",
             content: "the configured models are there",
         },
         {
@@ -33,7 +33,7 @@ registry.category("web_tour.tours").add("pv_agent_settings", {
             run: "click",
         },
         {
-            trigger: ".o_notification:contains('Neuindizierung eingeplant')",
+            trigger: ".o_notification:contains('Reindex queued')",
             content: "the reindex is queued, not run in the request",
         },
         {
@@ -43,7 +43,7 @@ registry.category("web_tour.tours").add("pv_agent_settings", {
             expectUnloadPage: false,
         },
         {
-            trigger: ".o_list_view .o_data_row:contains('Neuindizierung')",
+            trigger: ".o_list_view .o_data_row:contains('Reindexing')",
             content: "the queued job is listed",
         },
     ],

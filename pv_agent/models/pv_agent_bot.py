@@ -1,0 +1,176 @@
+"""PV-Agent in Discuss and in any record's chatter: thin adapters around the one answering job.
+
+mail_bot's pattern: ``mail.thread._message_post_after_hook`` hands every posted message to
+``pv_agent.bot._on_message_posted``. A chat with the PV-Agent partner, or an @PV-Agent
+mention, queues the message's text (nothing else of the record) as a question through
+``pv_agent.conversation._queue_question`` — the same job the systray panel uses. When the
+job is done, ``_post_result`` posts the answer (or the failure) back into the thread as
+PV-Agent: a comment in Discuss, an internal note in a chatter.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from lxml import html as lxml_html
+from markupsafe import Markup, escape
+
+from odoo import api, models
+from odoo.exceptions import UserError
+
+from . import answer_html
+
+_logger = logging.getLogger(__name__)
+
+BOT_XMLID = "pv_agent.partner_pv_agent"
+
+
+def entry_url(record_id: int) -> str:
+    return f"/odoo/pv_agent.entry/{record_id}"
+
+
+class PvAgentBot(models.AbstractModel):
+    _name = "pv_agent.bot"
+    _description = "PV-Agent in Discuss and chatter"
+
+    @api.model
+    def _bot_partner(self):
+        return self.env.ref(BOT_XMLID, raise_if_not_found=False) or self.env["res.partner"]
+
+    # -- incoming ------------------------------------------------------------------------
+    @api.model
+    def _on_message_posted(self, record, message, msg_vals):
+        """Queue a question if ``message`` (just posted on ``record``) is addressed to PV-Agent."""
+        if msg_vals.get("message_type", message.message_type) != "comment" or len(record) != 1:
+            return  # cheap checks first: this runs for every message posted anywhere
+        bot = self._bot_partner()
+        author_id = msg_vals.get("author_id") or message.author_id.id
+        if not bot or author_id == bot.id:
+            return
+        user = self.env.user
+        if user._is_public() or user.partner_id.id != author_id:
+            return  # mail gateway, portal guests, impersonated authors: never
+        mentioned = bot.id in (msg_vals.get("partner_ids") or message.partner_ids.ids)
+        if record._name == "discuss.channel":
+            in_chat = record.channel_type == "chat" and bot in record.sudo().channel_member_ids.partner_id
+            if not (in_chat or mentioned):
+                return
+            source = "discuss"
+        elif mentioned:
+            source = "chatter"
+        else:
+            return
+        if not user.has_group("pv_agent.group_user"):
+            return  # only members of the group get answers; others get no reply at all
+        question = self._question_text(msg_vals.get("body", message.body), bot)
+        if not question:
+            return
+        try:
+            self.env["pv_agent.conversation"]._queue_question(question, user, source=source, origin=record)
+        except UserError as exc:
+            self._post(record, source, Markup("<p>%s</p>") % exc.args[0])
+
+    @api.model
+    def _question_text(self, body, bot) -> str:
+        """The message as plain text without the @PV-Agent mention: the only thing sent on."""
+        if not body:
+            return ""
+        try:
+            tree = lxml_html.fragment_fromstring(str(body), create_parent="div")
+        except (ValueError, lxml_html.etree.ParserError):
+            return ""
+        for link in tree.xpath("//a[@data-oe-model='res.partner']"):
+            if link.get("data-oe-id") == str(bot.id):
+                link.drop_tree()
+        for node in tree.iter("br", "p", "div", "li"):
+            node.tail = "\n" + (node.tail or "")
+        text = tree.text_content()
+        text = re.sub(rf"@{re.escape(bot.name)}\b", " ", text, flags=re.IGNORECASE)
+        return re.sub(r"[ \t]+", " ", text).strip()
+
+    # -- outgoing ------------------------------------------------------------------------
+    @api.model
+    def _post_result(self, question, answer):
+        """Post the answer of ``question`` (or its failure) where the question was asked."""
+        conv = question.conversation_id
+        if not conv.origin_model or conv.origin_model not in self.env:
+            return
+        record = self.env[conv.origin_model].sudo().browse(conv.origin_res_id).exists()
+        if not record:
+            return
+        asker = question.author_id or conv.user_id
+        lang_self = self.with_context(lang=asker.lang or self.env.lang)
+        body = lang_self._result_html(question, answer)
+        try:
+            with self.env.cr.savepoint():
+                self._post(record, question.source, body)
+        except Exception:  # the answer is stored and in the panel; a thread refusing the post must not undo it
+            _logger.exception("pv_agent: could not post the answer to question %s on %s", question.id, record)
+
+    @api.model
+    def _result_html(self, question, answer) -> Markup:
+        if not answer:
+            return Markup("<p>⚠ %s</p>") % self.env._("The question could not be answered: %s",
+                                                       question.error or "")
+        answer = answer.with_env(self.env)
+        data = json.loads(answer.answer_json or "{}")
+        by_id = {e.entry_id: e for e in answer.citation_entry_ids}
+        line = answer._state_line(data)
+        parts = [Markup("<p><strong>%s</strong></p>") % line["text"]]
+        parts.append(answer_html.render(answer.body or "", lambda i: entry_url(by_id[i].id) if i in by_id else None))
+        chips = []
+        for cite in data.get("citations") or []:
+            entry = by_id.get(cite.get("id"))
+            label = f"{cite.get('id')} · {cite.get('stand') or ''}".strip(" ·")
+            chips.append(Markup('<a href="%s">%s</a>') % (entry_url(entry.id), label) if entry else escape(label))
+        if chips:
+            parts.append(Markup("<p>%s %s</p>") % (self.env._("Sources:"), Markup(", ").join(chips)))
+        return Markup("").join(parts)
+
+    @api.model
+    def _post(self, record, source, body):
+        bot = self._bot_partner()
+        subtype = "mail.mt_note" if source == "chatter" else "mail.mt_comment"
+        extra = {"silent": True} if record._name == "discuss.channel" else {}
+        record.sudo().with_context(mail_create_nosubscribe=True, mail_post_autofollow=False).message_post(
+            author_id=bot.id, body=body, message_type="comment", subtype_xmlid=subtype, **extra,
+        )
+
+    @api.model
+    def _notify_user(self, user, body):
+        """A Discuss message from PV-Agent to ``user`` in their chat with PV-Agent."""
+        bot = self._bot_partner()
+        channel = self.env["discuss.channel"].with_user(user).sudo()._get_or_create_chat([bot.id], pin=True)
+        channel.message_post(author_id=bot.id, body=body, message_type="comment",
+                             subtype_xmlid="mail.mt_comment")
+        return channel
+
+
+class MailThread(models.AbstractModel):
+    _inherit = "mail.thread"
+
+    def _message_post_after_hook(self, message, msg_vals):
+        result = super()._message_post_after_hook(message, msg_vals)
+        self.env["pv_agent.bot"]._on_message_posted(self, message, msg_vals)
+        return result
+
+    def _notify_get_recipients(self, message, msg_vals=False, **kwargs):
+        # PV-Agent reads mentions through the hook above; it is never notified by e-mail.
+        recipients = super()._notify_get_recipients(message, msg_vals=msg_vals, **kwargs)
+        bot = self.env["pv_agent.bot"]._bot_partner()
+        return [r for r in recipients if r.get("id") != bot.id] if bot else recipients
+
+
+class IrHttp(models.AbstractModel):
+    _inherit = "ir.http"
+
+    def session_info(self):
+        result = super().session_info()
+        user = self.env.user
+        if user._is_internal() and user.has_group("pv_agent.group_user"):
+            result["pv_agent"] = {
+                "is_manager": user.has_group("pv_agent.group_manager"),
+                "bot_partner_id": self.env["pv_agent.bot"]._bot_partner().id,
+            }
+        return result

@@ -1,0 +1,65 @@
+"""Tours in Chromium: the systray panel, feedback and review, Discuss, chatter, no access."""
+from odoo.tests import new_test_user, tagged
+
+from .common import PvAgentHttpCase
+
+GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
+
+
+@tagged("post_install", "-at_install")
+class TestPanelUi(PvAgentHttpCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.bot = cls.env.ref("pv_agent.partner_pv_agent")
+        cls.contact_clerk = new_test_user(cls.env, "pv_clerk_contacts", name="Carla Contacts",
+                                          groups="pv_agent.group_user,base.group_partner_manager")
+        cls.contact_outsider = new_test_user(cls.env, "pv_outsider_contacts", name="Olga Outsider",
+                                             groups="base.group_user,base.group_partner_manager")
+        cls.anna = cls.env["res.partner"].create({"name": "Anna Angestellte", "street": "Lohngasse 7"})
+
+    def setUp(self):
+        super().setUp()
+        self.import_kb()
+        self.reindex()
+
+    def bot_posts(self, record):
+        return self.env["mail.message"].search([("model", "=", record._name), ("res_id", "=", record.id),
+                                                ("author_id", "=", self.bot.id)])
+
+    def test_panel_tour(self):
+        self.run_answers_in_background(after_panel_shows_pending=True)
+        self.ollama.script(GOOD)
+        self.start_tour("/odoo", "pv_agent_panel", login="pv_clerk")
+        question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual(question.state, "done")
+        self.assertEqual(question.answer_id.state, "answered")
+
+    def test_feedback_and_review_tours(self):
+        answer = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
+        self.start_tour("/odoo", "pv_agent_feedback", login="pv_clerk")
+        feedback = self.env["pv_agent.feedback"].search([("message_id", "=", answer.id)])
+        self.assertEqual(sorted(feedback.mapped("kind")), ["correction", "down"])
+        self.start_tour("/odoo/action-pv_agent.action_pv_agent_feedback_review", "pv_agent_review", login="pv_manager")
+        correction = feedback.filtered(lambda f: f.kind == "correction")
+        self.assertEqual((correction.state, correction.reviewer_id), ("accepted", self.manager))
+
+    def test_discuss_tour(self):
+        self.run_answers_in_background()
+        self.ollama.script(GOOD)
+        self.start_tour("/odoo/action-pv_agent.action_pv_agent_conversation", "pv_agent_discuss", login="pv_clerk")
+
+    def test_chatter_tour(self):
+        self.run_answers_in_background()
+        self.ollama.script(GOOD)
+        self.start_tour(f"/odoo/res.partner/{self.anna.id}", "pv_agent_chatter", login="pv_clerk_contacts")
+        note = self.bot_posts(self.anna)
+        self.assertEqual(note.subtype_id, self.env.ref("mail.mt_note"))
+
+    def test_no_access_tour(self):
+        self.run_answers_in_background()
+        self.start_tour(f"/odoo/res.partner/{self.anna.id}", "pv_agent_no_access", login="pv_outsider_contacts")
+        self.assertTrue(self.env["mail.message"].search([("model", "=", "res.partner"), ("res_id", "=", self.anna.id),
+                                                         ("body", "ilike", "Geringfügigkeitsgrenze 2026")]))
+        self.assertFalse(self.env["pv_agent.message"].search([]), "nothing was queued")
+        self.assertFalse(self.bot_posts(self.anna), "and nothing answered")
