@@ -21,7 +21,7 @@ from . import engine_bridge
 PARAM_STORE = "pv_agent.index_store"
 PARAM_STORE_ACTIVE = "pv_agent.index_store_active"
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
-STORES = [(SQLITE, "SQLite-Datei"), (POSTGRESQL, "PostgreSQL")]
+STORES = [(SQLITE, "SQLite file"), (POSTGRESQL, "PostgreSQL")]
 
 
 def odoo_dsn(dbname: str) -> str:
@@ -102,12 +102,12 @@ class ResConfigSettings(models.TransientModel):
     _inherit = "res.config.settings"
 
     pv_agent_index_store = fields.Selection(
-        STORES, "Index-Speicher", config_parameter=PARAM_STORE, default=SQLITE,
-        help="SQLite-Datei: eine Datei je Datenbank im Datenverzeichnis dieses Odoo-Servers. "
-             "PostgreSQL: Tabellen in Odoo's Datenbank (mit pgvector), für mehrere Odoo-Server "
-             "hinter einem Load-Balancer. Ein Wechsel baut den Index im anderen Speicher neu auf; "
-             "bis dahin antwortet der bisherige.")
-    pv_agent_index_store_active = fields.Selection(STORES, "Fragen nutzen derzeit",
+        STORES, "Index store", config_parameter=PARAM_STORE, default=SQLITE,
+        help="SQLite file: one file per database in this Odoo server's data directory. "
+             "PostgreSQL: tables in Odoo's database (with pgvector), for several Odoo servers "
+             "behind a load balancer. Switching rebuilds the index in the other store; "
+             "until then the current one answers.")
+    pv_agent_index_store_active = fields.Selection(STORES, "Questions currently use",
                                                    compute="_compute_pv_agent_index_store_active")
 
     def _compute_pv_agent_index_store_active(self):
