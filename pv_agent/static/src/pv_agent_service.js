@@ -28,10 +28,15 @@ export const pvAgentService = {
             sending: false,
         });
 
+        let lastLoad = 0;
         async function load(conversationId) {
+            const mine = ++lastLoad;
             const data = await orm.call(MODEL, "panel_load", [], {
                 conversation_id: conversationId === undefined ? null : conversationId,
             });
+            if (mine !== lastLoad) {
+                return; // a later load (after an answer, a vote, …) is under way: it wins
+            }
             state.conversation = data.conversation || null;
             state.conversations = data.conversations;
             state.loaded = true;
@@ -74,7 +79,9 @@ export const pvAgentService = {
 
         async function vote(answer, value) {
             const next = answer.vote === value ? false : value;
-            answer.vote = await orm.call("pv_agent.message", "action_vote", [[answer.id], next]);
+            answer.vote = next; // at once; the reload below brings the stored state
+            await orm.call("pv_agent.message", "action_vote", [[answer.id], next]);
+            await load(state.conversation?.id || false);
         }
 
         async function suggestCorrection(answer, entryRecordId, text) {
