@@ -2,4 +2,4 @@
 # engine tests import the Ollama test server from here on machines without Odoo, so the
 # Odoo test modules are imported only when Odoo is the importer.
 if __name__.startswith("odoo.addons."):
-    from . import test_access, test_ask, test_import, test_index_job, test_settings, test_ui, test_ui_panel, test_bot, test_feedback, test_panel
+    from . import test_access, test_ask, test_import, test_index_job, test_settings, test_ui, test_ui_panel, test_bot, test_feedback, test_panel, test_drift

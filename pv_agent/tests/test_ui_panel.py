@@ -85,3 +85,17 @@ class TestPanelUi(PvAgentHttpCase):
         answer = self.env["pv_agent.message"].search([("role", "=", "answer")])
         self.assertEqual(answer.state, "answered")
         self.assertEqual(answer.citation_entry_ids.mapped("entry_id"), ["pv-sv-12", "pv-sv-13"])
+
+    def test_drift_tour(self):
+        answer = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
+        entry = self.Entry.search([("entry_id", "=", "pv-sv-01")])
+        entry.with_user(self.manager).body = entry.body.replace(
+            "| Geringfügigkeitsgrenze monatlich | 551,10 € | 551,10 € |",
+            "| Geringfügigkeitsgrenze monatlich | 551,10 € | 556,81 € |")
+        self.reindex()  # and the drift check queued after it
+        self.assertEqual(answer.drift_state, "changed")
+        self.run_answers_in_background(after_panel_shows_pending=True)
+        self.ollama.script("Die Geringfügigkeitsgrenze beträgt 2026 monatlich 556,81 € (Stand 2026-01) [pv-sv-01].")
+        self.start_tour("/odoo/action-pv_agent.action_pv_agent_conversation", "pv_agent_drift", login="pv_clerk")
+        new = self.env["pv_agent.message"].search([("reask_of_id", "=", answer.id)]).answer_id
+        self.assertEqual((new.state, new.drift_state), ("answered", "unchanged"))

@@ -91,6 +91,11 @@ export const pvAgentService = {
             });
         }
 
+        async function reanswer(answer) {
+            const result = await orm.call("pv_agent.message", "action_reanswer", [[answer.id]]);
+            await load(result.conversation_id);
+        }
+
         async function retry(question) {
             await orm.call("pv_agent.message", "action_retry", [[question.id]]);
             await load(state.conversation?.id);
@@ -140,7 +145,7 @@ export const pvAgentService = {
         }
 
         return { state, load, toggle, ask, newConversation, openConversation, vote, suggestCorrection, retry,
-                 openEntry, openChat };
+                 reanswer, openEntry, openChat };
     },
 };
 
