@@ -5,5 +5,6 @@ from . import pv_agent_conversation
 from . import pv_agent_bot
 from . import pv_agent_panel
 from . import pv_agent_feedback
+from . import pv_agent_drift
 from . import res_config_settings
 from . import pv_agent_store

@@ -92,16 +92,19 @@ class PvAgentIndexJob(models.Model):
     # -- the cron ----------------------------------------------------------------------------
     @api.model
     def _cron_run_queued(self):
-        """Run queued reindex jobs, oldest first (the cron ``PV-Agent: Neu indizieren``)."""
+        """Run queued jobs, oldest first (the cron ``PV-Agent: Neu indizieren``)."""
         cron = self.env["ir.cron"]
         self._fail_stuck_jobs()
         while True:
-            job = self.search([("kind", "=", "reindex"), ("state", "=", "queued")], order="id", limit=1)
+            job = self.search([("kind", "!=", "import"), ("state", "=", "queued")], order="id", limit=1)
             if not job:
                 break
-            job._run_reindex()
+            job._run_job()
             if not cron._commit_progress(1):
                 break
+
+    def _run_job(self):
+        return self._run_reindex()
 
     def _fail_stuck_jobs(self):
         limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=STUCK_AFTER_MINUTES)

@@ -41,7 +41,7 @@ class ResConfigSettings(models.TransientModel):
     def _compute_pv_agent_index(self):
         stats = engine_bridge.index_stats(self.env.cr.dbname, self.env) or {}
         Job = self.env["pv_agent.index.job"].sudo()
-        last = Job.search([], limit=1)
+        last = Job.search([("kind", "in", ("import", "reindex"))], limit=1)  # not the drift check after it
         stale = Job._index_is_stale()
         count = self.env["pv_agent.entry"].sudo().search_count([])
         for rec in self:

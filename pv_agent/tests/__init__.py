@@ -3,6 +3,6 @@
 # Odoo test modules are imported only when Odoo is the importer.
 if __name__.startswith("odoo.addons."):
     from . import (
-        test_access, test_ask, test_bot, test_feedback, test_import, test_index_job, test_panel,
+        test_access, test_ask, test_bot, test_drift, test_feedback, test_import, test_index_job, test_panel,
         test_settings, test_store, test_ui, test_ui_panel,
     )

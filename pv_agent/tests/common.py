@@ -2,6 +2,7 @@
 the sidecar in a temporary folder and the Ollama-API test server as the one outside seam."""
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import tempfile
@@ -10,6 +11,7 @@ import time
 
 from odoo import SUPERUSER_ID, api
 from odoo.tests import HttpCase, TransactionCase, new_test_user
+from odoo.tests.common import ChromeBrowser
 
 from ..models import engine_bridge
 from .ollama_api_server import OllamaAPIServer
@@ -103,7 +105,38 @@ class PvAgentHttpCase(TupleTimeoutMixin, PvAgentSetup, HttpCase):
     in another thread, a moment after ``_trigger()`` — so the browser sees the pending
     state first and then the answer arriving over the bus."""
 
-    CRON_DELAY = 0.5
+    # the job starts this long after the panel showed the question pending (longer when the
+    # tours take screenshots, so that the pending state is on the picture)
+    CRON_DELAY = 3.0 if os.environ.get("PV_AGENT_SCREENSHOTS") else 0.5
+    SCREENSHOT_SIGNAL = "pv_agent:screenshot:"
+
+    def start_tour(self, url_path, tour_name, step_delay=None, **kwargs):
+        """Tours log ``pv_agent:screenshot:<name>`` where a picture belongs in the docs; with
+        ``PV_AGENT_SCREENSHOTS=<folder>`` each becomes ``<folder>/<name>.png``."""
+        folder = os.environ.get("PV_AGENT_SCREENSHOTS")
+        if not folder:
+            return super().start_tour(url_path, tour_name, step_delay, **kwargs)
+        os.makedirs(folder, exist_ok=True)
+        handle_console = ChromeBrowser._handle_console
+        signal = self.SCREENSHOT_SIGNAL
+
+        def save(name, future):
+            data = future.result().get("data")
+            if data:
+                with open(os.path.join(folder, f"{name}.png"), "wb") as f:
+                    f.write(base64.b64decode(data))
+
+        def watched(browser, type, args=None, stackTrace=None, **kw):  # noqa: A002 - CDP's name
+            text = str((args or [{}])[0].get("value", ""))
+            if type == "log" and text.startswith(signal):
+                name = text[len(signal):]
+                future = browser._websocket_send("Page.captureScreenshot", with_future=True)
+                future.add_done_callback(lambda f: save(name, f))
+                return None
+            return handle_console(browser, type, args, stackTrace, **kw)
+
+        self.patch(ChromeBrowser, "_handle_console", watched)
+        return super().start_tour(url_path, tour_name, step_delay, **kwargs)
 
     def run_cron(self, xmlid):
         self.env.ref(xmlid).method_direct_trigger()  # HttpCase is in registry test mode already

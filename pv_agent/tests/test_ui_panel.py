@@ -1,9 +1,20 @@
-"""Tours in Chromium: the systray panel, feedback and review, Discuss, chatter, no access."""
+"""Tours in Chromium: the systray panel, feedback and review, Discuss, chatter, no access.
+
+``PV_AGENT_SCREENSHOTS=docs/screenshots tools/test-odoo -k Ui`` also writes the screenshots
+of docs/odoo.md ("Using PV-Agent")."""
 from odoo.tests import new_test_user, tagged
 
+from ..models import engine_bridge
 from .common import PvAgentHttpCase
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
+BOTH_SIDES = (
+    "Für 2025 nennen die Quellen für die mittleren Stufen der AV-Staffel unterschiedliche Sätze "
+    "(Stand 2025-01) [pv-sv-12, pv-sv-13]:\n\n"
+    "- ⚠ **ÖGK:** 1 % bis 2.262 € und 2 % bis 2.451 € monatlicher Beitragsgrundlage (Stand 2025-01) [pv-sv-12]\n"
+    "- ⚠ **Steuerberater-Vorschau:** 0,95 % und 1,95 % (Stand 2025-01) [pv-sv-13]\n\n"
+    "Maßgeblich ist laut Faktenblatt die **ÖGK** [pv-sv-12]."
+)
 
 
 @tagged("post_install", "-at_install")
@@ -63,3 +74,28 @@ class TestPanelUi(PvAgentHttpCase):
                                                          ("body", "ilike", "Geringfügigkeitsgrenze 2026")]))
         self.assertFalse(self.env["pv_agent.message"].search([]), "nothing was queued")
         self.assertFalse(self.bot_posts(self.anna), "and nothing answered")
+
+    def test_conflict_tour_on_the_sample_knowledge_base(self):
+        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", engine_bridge.DEFAULT_KB_PATH)
+        self.import_kb()
+        self.reindex()
+        self.run_answers_in_background(after_panel_shows_pending=True)
+        self.ollama.script(BOTH_SIDES)
+        self.start_tour("/odoo/action-pv_agent.action_pv_agent_entry", "pv_agent_conflict", login="pv_clerk")
+        answer = self.env["pv_agent.message"].search([("role", "=", "answer")])
+        self.assertEqual(answer.state, "answered")
+        self.assertEqual(answer.citation_entry_ids.mapped("entry_id"), ["pv-sv-12", "pv-sv-13"])
+
+    def test_drift_tour(self):
+        answer = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
+        entry = self.Entry.search([("entry_id", "=", "pv-sv-01")])
+        entry.with_user(self.manager).body = entry.body.replace(
+            "| Geringfügigkeitsgrenze monatlich | 551,10 € | 551,10 € |",
+            "| Geringfügigkeitsgrenze monatlich | 551,10 € | 556,81 € |")
+        self.reindex()  # and the drift check queued after it
+        self.assertEqual(answer.drift_state, "changed")
+        self.run_answers_in_background(after_panel_shows_pending=True)
+        self.ollama.script("Die Geringfügigkeitsgrenze beträgt 2026 monatlich 556,81 € (Stand 2026-01) [pv-sv-01].")
+        self.start_tour("/odoo/action-pv_agent.action_pv_agent_conversation", "pv_agent_drift", login="pv_clerk")
+        new = self.env["pv_agent.message"].search([("reask_of_id", "=", answer.id)]).answer_id
+        self.assertEqual((new.state, new.drift_state), ("answered", "unchanged"))

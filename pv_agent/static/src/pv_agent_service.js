@@ -28,10 +28,15 @@ export const pvAgentService = {
             sending: false,
         });
 
+        let lastLoad = 0;
         async function load(conversationId) {
+            const mine = ++lastLoad;
             const data = await orm.call(MODEL, "panel_load", [], {
                 conversation_id: conversationId === undefined ? null : conversationId,
             });
+            if (mine !== lastLoad) {
+                return; // a later load (after an answer, a vote, …) is under way: it wins
+            }
             state.conversation = data.conversation || null;
             state.conversations = data.conversations;
             state.loaded = true;
@@ -74,7 +79,9 @@ export const pvAgentService = {
 
         async function vote(answer, value) {
             const next = answer.vote === value ? false : value;
-            answer.vote = await orm.call("pv_agent.message", "action_vote", [[answer.id], next]);
+            answer.vote = next; // at once; the reload below brings the stored state
+            await orm.call("pv_agent.message", "action_vote", [[answer.id], next]);
+            await load(state.conversation?.id || false);
         }
 
         async function suggestCorrection(answer, entryRecordId, text) {
@@ -82,6 +89,11 @@ export const pvAgentService = {
             notification.add(_t("Thank you – your suggestion has been passed on to the PV-Agent managers."), {
                 type: "success",
             });
+        }
+
+        async function reanswer(answer) {
+            const result = await orm.call("pv_agent.message", "action_reanswer", [[answer.id]]);
+            await load(result.conversation_id);
         }
 
         async function retry(question) {
@@ -133,7 +145,7 @@ export const pvAgentService = {
         }
 
         return { state, load, toggle, ask, newConversation, openConversation, vote, suggestCorrection, retry,
-                 openEntry, openChat };
+                 reanswer, openEntry, openChat };
     },
 };
 

@@ -12,6 +12,24 @@ export class PvAgentAnswer extends Component {
     setup() {
         this.pvAgent = useService("pv_agent");
         this.correction = useState({ open: false, entry: false, text: "", sending: false });
+        this.drift = useState({ open: false });
+    }
+
+    /** The unified diff of a changed source, line by line with a class for added/removed lines. */
+    diffLines(diff) {
+        return (diff || "")
+            .split("\n")
+            .filter((line) => !line.startsWith("---") && !line.startsWith("+++"))
+            .map((text) => ({
+                text,
+                cls: text.startsWith("+")
+                    ? "o_pv_agent_diff_add"
+                    : text.startsWith("-")
+                      ? "o_pv_agent_diff_del"
+                      : text.startsWith("@@")
+                        ? "text-muted"
+                        : "",
+            }));
     }
 
     get html() {

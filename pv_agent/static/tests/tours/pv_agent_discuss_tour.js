@@ -1,4 +1,5 @@
 import { registry } from "@web/core/registry";
+import { screenshot } from "./pv_agent_tour_utils";
 
 // A clerk opens the Discuss chat with PV-Agent from the panel and asks there; PV-Agent's
 // reply arrives in the chat window with the state and the citation as a link.
@@ -21,7 +22,11 @@ registry.category("web_tour.tours").add("pv_agent_discuss", {
         },
         {
             trigger: ".o-mail-ChatWindow .o-mail-Composer-input",
-            run: "press Enter",
+            content: "Enter sends",
+            async run(helpers) {
+                this.anchor.focus();
+                await helpers.press("Enter");
+            },
         },
         {
             trigger: ".o-mail-ChatWindow .o-mail-Message:contains('Geringfügigkeitsgrenze 2026?')",
@@ -31,6 +36,7 @@ registry.category("web_tour.tours").add("pv_agent_discuss", {
             trigger: ".o-mail-ChatWindow .o-mail-Message:contains('551,10') a[href*='/odoo/pv_agent.entry/']",
             content: "PV-Agent replies with the answer and links to the cited entries",
         },
+        screenshot("discuss-chat", ".o-mail-ChatWindow .o-mail-Message:contains('551,10')"),
     ],
 });
 
@@ -60,6 +66,7 @@ registry.category("web_tour.tours").add("pv_agent_chatter", {
             trigger: ".o-mail-Chatter .o-mail-Message:contains('551,10'):has(a[href*='/odoo/pv_agent.entry/'])",
             content: "PV-Agent's note with the answer arrives in the chatter",
         },
+        screenshot("chatter-note", ".o-mail-Chatter .o-mail-Message:contains('551,10')"),
     ],
 });
 

@@ -1,4 +1,5 @@
 import { registry } from "@web/core/registry";
+import { screenshot } from "./pv_agent_tour_utils";
 
 // A clerk gives an answer a thumbs down and suggests a correction of the cited entry.
 registry.category("web_tour.tours").add("pv_agent_feedback", {
@@ -30,6 +31,7 @@ registry.category("web_tour.tours").add("pv_agent_feedback", {
             trigger: ".o_pv_agent_correction .o_pv_agent_correction_text",
             run: "edit Die Grenze für 2027 fehlt noch.",
         },
+        screenshot("panel-correction", ".o_pv_agent_correction .o_pv_agent_correction_send:enabled"),
         {
             trigger: ".o_pv_agent_correction .o_pv_agent_correction_send:enabled",
             run: "click",
@@ -74,6 +76,7 @@ registry.category("web_tour.tours").add("pv_agent_review", {
             trigger: ".o_form_view .o_pv_agent_review .o_field_widget[name='cited_html']:contains('Geringfügigkeitsgrenze')",
             content: "beside the cited entry as it is now",
         },
+        screenshot("review", ".o_form_view .o_pv_agent_review"),
         {
             trigger: ".o_form_view button[name='action_accept']",
             content: "accept",
