@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 
 from .store import (
     SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMissing, _ENTRY_COLUMNS, _entry_from_row,
-    compound_ends_with, unpack_vector,
+    IndexMetaMixin, unpack_vector,
 )
 from .textnorm import index_text
 from .types import Chunk, Entry, QueryTerm
@@ -170,7 +170,7 @@ def term_ranges(terms: list[QueryTerm]) -> tuple[list[str], list[str]]:
 
 
 # -- read side ------------------------------------------------------------------------
-class PgIndex:
+class PgIndex(IndexMetaMixin):
     """Read side on PostgreSQL. One instance per process and DSN; ``refresh()`` before use
     notices a flipped build or a new generation (one small query)."""
 
@@ -242,26 +242,6 @@ class PgIndex:
         return changed
 
     # -- metadata ---------------------------------------------------------------------
-    @property
-    def built_at(self) -> str:
-        return self.meta.get("built_at", "")
-
-    @property
-    def generation(self) -> int:
-        return int(self.meta.get("generation", "0"))
-
-    @property
-    def has_vectors(self) -> bool:
-        return self.meta.get("mode") == "hybrid"
-
-    @property
-    def embed_model(self) -> str:
-        return self.meta.get("embed_model", "")
-
-    @property
-    def dim(self) -> int:
-        return int(self.meta.get("dim", "0"))
-
     def stats(self) -> dict:
         from .index_target import describe
 
@@ -414,14 +394,6 @@ class PgIndex:
             self._containing = {}
         return self._vocab
 
-    def terms_containing(self, part: str, limit: int) -> tuple[str, ...]:
-        """Compounds ending in ``part`` (the sidecar's rule, store.compound_ends_with); cached."""
-        vocab = self.vocabulary()
-        found = self._containing.get((part, limit))
-        if found is None:
-            found = tuple([t for t, _ in vocab if compound_ends_with(t, part)][:limit])
-            self._containing[(part, limit)] = found
-        return found
 
 
 # -- write side -----------------------------------------------------------------------

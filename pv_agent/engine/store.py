@@ -125,7 +125,44 @@ _ENTRY_COLUMNS = "id, title, stand, topic, source, official, tags, legal_bases, 
 _CHUNK_COLUMNS = "rowid, chunk_id, entry_id, ordinal, section, kind, header, text, content_hash, has_vector"
 
 
-class SidecarIndex:
+class IndexMetaMixin:
+    """What both stores derive the same way: metadata properties from ``self.meta`` and the
+    compound lookup over ``self.vocabulary()`` (cached in ``self._containing``)."""
+
+    @property
+    def generation(self) -> int:
+        return int(self.meta.get("generation", "0"))
+
+    @property
+    def built_at(self) -> str:
+        return self.meta.get("built_at", "")
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.meta.get("mode") == "hybrid"
+
+    @property
+    def embed_model(self) -> str:
+        return self.meta.get("embed_model", "")
+
+    @property
+    def dim(self) -> int:
+        return int(self.meta.get("dim", "0"))
+
+    def terms_containing(self, part: str, limit: int) -> tuple[str, ...]:
+        """Corpus compounds whose last element is ``part`` (plus at most an inflection ending):
+        ``urlaubsersatzleistung(en)`` for ``ersatzleistung``, but not ``beitragsgrundlage`` for
+        ``grund`` — in German the last element carries a compound's meaning. Most frequent
+        first; cached until the index changes."""
+        vocab = self.vocabulary()
+        found = self._containing.get((part, limit))
+        if found is None:
+            found = tuple([t for t, _ in vocab if compound_ends_with(t, part)][:limit])
+            self._containing[(part, limit)] = found
+        return found
+
+
+class SidecarIndex(IndexMetaMixin):
     """Read side of the sidecar. One instance per process and file; ``refresh()`` before use
     notices an atomic swap (new file) or an in-place update (new generation)."""
 
@@ -181,26 +218,6 @@ class SidecarIndex:
         return False
 
     # -- metadata ---------------------------------------------------------------------
-    @property
-    def generation(self) -> int:
-        return int(self.meta.get("generation", "0"))
-
-    @property
-    def built_at(self) -> str:
-        return self.meta.get("built_at", "")
-
-    @property
-    def has_vectors(self) -> bool:
-        return self.meta.get("mode") == "hybrid"
-
-    @property
-    def embed_model(self) -> str:
-        return self.meta.get("embed_model", "")
-
-    @property
-    def dim(self) -> int:
-        return int(self.meta.get("dim", "0"))
-
     def stats(self) -> dict:
         entries = self.conn.execute("SELECT count(*) FROM entries").fetchone()[0]
         chunks, vectors = self.conn.execute("SELECT count(*), coalesce(sum(has_vector), 0) FROM chunks").fetchone()
@@ -337,17 +354,6 @@ class SidecarIndex:
             self._containing = {}
         return self._vocab
 
-    def terms_containing(self, part: str, limit: int) -> tuple[str, ...]:
-        """Corpus compounds whose last element is ``part`` (plus at most an inflection ending):
-        ``urlaubsersatzleistung(en)`` for ``ersatzleistung``, but not ``beitragsgrundlage`` for
-        ``grund`` — in German the last element carries a compound's meaning. Most frequent
-        first; cached until the index changes."""
-        vocab = self.vocabulary()
-        found = self._containing.get((part, limit))
-        if found is None:
-            found = tuple([t for t, _ in vocab if compound_ends_with(t, part)][:limit])
-            self._containing[(part, limit)] = found
-        return found
 
 
 MAX_INFLECTION = 3  # "en", "es", "ern" …
