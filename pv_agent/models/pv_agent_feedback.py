@@ -113,8 +113,9 @@ class PvAgentMessage(models.Model):
         if vote not in ("up", "down", False, None):
             raise UserError(self.env._("Unknown vote %s.", vote))
         Feedback = self.env["pv_agent.feedback"].sudo()
+        # a vote a manager has already reviewed stays (the review is history); an open one is replaced
         Feedback.search([("message_id", "=", self.id), ("user_id", "=", self.env.uid),
-                         ("kind", "in", ("up", "down"))]).unlink()
+                         ("kind", "in", ("up", "down")), ("state", "in", ("new", "noted"))]).unlink()
         if vote:
             Feedback.create({"message_id": self.id, "user_id": self.env.uid, "kind": vote,
                              "state": "noted" if vote == "up" else "new"})

@@ -118,7 +118,8 @@ class PvAgentMessage(models.Model):
 
     def _my_vote(self):
         vote = self.env["pv_agent.feedback"].sudo().search(
-            [("message_id", "=", self.id), ("user_id", "=", self.env.uid), ("kind", "in", ("up", "down"))], limit=1)
+            [("message_id", "=", self.id), ("user_id", "=", self.env.uid), ("kind", "in", ("up", "down"))],
+            order="id desc", limit=1)
         return vote.kind or False
 
     def _check_own_answer(self):

@@ -87,3 +87,11 @@ class TestFeedback(PvAgentCase):
         self.assertIn("abgelehnt", told.body)
         self.assertIn("Die Antwort stimmt", told.body)
         self.assertIn("Geringfügigkeitsgrenze 2026", told.body)
+
+    def test_a_reviewed_vote_stays_when_the_clerk_votes_again(self):
+        self.answer.with_user(self.clerk).action_vote("down")
+        reviewed = self.Feedback.search([("message_id", "=", self.answer.id)])
+        reviewed.with_user(self.manager).action_reject()
+        self.answer.with_user(self.clerk).action_vote("up")
+        self.assertTrue(reviewed.exists())
+        self.assertEqual(self.answer.with_user(self.clerk)._panel_dict()["vote"], "up")
