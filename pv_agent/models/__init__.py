@@ -7,3 +7,4 @@ from . import pv_agent_panel
 from . import pv_agent_feedback
 from . import res_config_settings
 from . import pv_agent_store
+from . import pv_agent_privacy

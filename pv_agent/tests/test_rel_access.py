@@ -10,6 +10,8 @@ from __future__ import annotations
 import inspect
 import json
 
+from markupsafe import Markup
+
 from odoo.exceptions import AccessError
 from odoo.http import Controller
 from odoo.service.model import call_kw, get_public_method
@@ -269,6 +271,10 @@ class TestAccessEveryMethod(PvAgentCase):
             ("res.config.settings", "action_pv_agent_open_jobs"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "set_values"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "default_get"): [([["pv_agent_ollama_url", "pv_agent_kb_path"]], {})],
+            ("pv_agent.conversation", "action_delete_my_history"): [([], {})],
+            ("res.users", "action_pv_agent_delete_my_history"): [([[u.id]], {}) for u in (
+                self.clerk2, self.outsider, self.portal, self.public)],
+            ("res.users", "unlink"): [([[self.clerk2.id]], {})],
         }
         return calls
 
@@ -424,6 +430,108 @@ class TestAccessEveryMethod(PvAgentCase):
         for model, method, args, kwargs in manager_calls[:3] + manager_calls[7:8]:
             outcome, detail = self.call(self.manager, model, method, args, kwargs)
             self.assertEqual(outcome, "ok", f"manager: {model}.{method}: {detail!r:.300}")
+
+
+@tagged("post_install", "-at_install")
+class TestBotAccess(PvAgentCase):
+    """PV-Agent in Discuss and in chatters for users without the group, portal users and the
+    public user (guests): a chat message to PV-Agent or an @mention gets no answer and no job."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.bot = cls.env.ref("pv_agent.partner_pv_agent")
+        cls.portal = new_test_user(cls.env, "pv_portal", groups="base.group_portal", name="Paula Portal")
+        cls.public = cls.env.ref("base.public_user")
+        cls.outsider_contacts = new_test_user(cls.env, "pv_outsider_contacts2", name="Olga Outsider",
+                                              groups="base.group_user,base.group_partner_manager")
+        cls.record = cls.env["res.partner"].create({"name": "Anna Angestellte", "email": "anna@example.com"})
+
+    def setUp(self):
+        super().setUp()
+        self.import_kb()
+        self.reindex()
+        self.ollama.requests.clear()
+        self.ollama.default_reply = None
+        self.answer_cron = self.env.ref("pv_agent.ir_cron_pv_agent_answer")
+
+    def mention(self, text):
+        return Markup('<a href="/odoo/res.partner/%s" class="o_mail_redirect" data-oe-id="%s" data-oe-model="res.partner" '
+                      'target="_blank">@PV-Agent</a> %s') % (self.bot.id, self.bot.id, text)
+
+    def triggers(self):
+        return self.env["ir.cron.trigger"].search_count([("cron_id", "=", self.answer_cron.id)])
+
+    def bot_posts(self):
+        return self.env["mail.message"].search_count([("author_id", "=", self.bot.id)])
+
+    def test_strangers_get_no_answer_and_no_job(self):
+        question = "Wie hoch ist die Geringfügigkeitsgrenze 2026?"
+        paths = 0
+        before = (self.triggers(), self.bot_posts())
+        for label, user in (("internal user without the group", self.outsider_contacts), ("portal user", self.portal),
+                            ("public user", self.public)):
+            # portal users and guests post through controllers that run as sudo with their own user
+            as_user = (lambda r, u=user: r.with_user(u)) if user == self.outsider_contacts else \
+                (lambda r, u=user: r.with_user(u).sudo())
+            with self.subTest(user=label, path="chat with PV-Agent"):
+                if user == self.public:  # Odoo gives the public user no chats at all
+                    with self.assertRaises(AccessError):
+                        self.env["discuss.channel"].with_user(user).sudo()._get_or_create_chat([self.bot.id])
+                    chat = self.env["discuss.channel"].with_user(self.portal).sudo()._get_or_create_chat([self.bot.id])
+                else:
+                    chat = self.env["discuss.channel"].with_user(user).sudo()._get_or_create_chat([self.bot.id])
+                as_user(chat).message_post(body=question, message_type="comment", subtype_xmlid="mail.mt_comment",
+                                           author_id=user.partner_id.id)
+                paths += 1
+            with self.subTest(user=label, path="@mention in a chatter"):
+                as_user(self.record).message_post(body=self.mention(question), message_type="comment",
+                                                  subtype_xmlid="mail.mt_comment", partner_ids=[self.bot.id],
+                                                  author_id=user.partner_id.id)
+                paths += 1
+            with self.subTest(user=label, path="@mention in a group channel"):
+                # open to everybody: a channel limited to employees drops a mention of PV-Agent (a partner
+                # without a user) before any hook sees it
+                channel = self.env["discuss.channel"].sudo().create({"name": f"Lohn {label}", "channel_type": "channel",
+                                                                     "group_public_id": False})
+                channel.add_members(partner_ids=[user.partner_id.id, self.bot.id])
+                as_user(channel).message_post(body=self.mention(question), message_type="comment",
+                                              subtype_xmlid="mail.mt_comment", partner_ids=[self.bot.id],
+                                              author_id=user.partner_id.id)
+                paths += 1
+        self.assertEqual(paths, 9)
+        self.assertFalse(self.env["pv_agent.message"].search([]), "no question was queued")
+        self.assertEqual((self.triggers(), self.bot_posts()), before, "no job was triggered and PV-Agent said nothing")
+        self.run_cron("pv_agent.ir_cron_pv_agent_answer")
+        self.assertEqual(self.bot_posts(), before[1])
+        self.assertFalse(self.ollama.requests, "nothing reached the model server")
+        # the same three paths taken by a clerk do queue questions (the test can see a leak)
+        clerk = new_test_user(self.env, "pv_clerk_contacts2", name="Carla Contacts",
+                              groups="pv_agent.group_user,base.group_partner_manager")
+        chat = self.env["discuss.channel"].with_user(clerk)._get_or_create_chat([self.bot.id])
+        chat.with_user(clerk).message_post(body=question, message_type="comment", subtype_xmlid="mail.mt_comment")
+        self.record.with_user(clerk).message_post(body=self.mention(question), message_type="comment",
+                                                  subtype_xmlid="mail.mt_comment", partner_ids=[self.bot.id])
+        channel = self.env["discuss.channel"].sudo().create({"name": "Lohn", "channel_type": "channel",
+                                                             "group_public_id": False})
+        channel.add_members(partner_ids=[clerk.partner_id.id, self.bot.id])
+        channel.with_user(clerk).message_post(body=self.mention(question), message_type="comment",
+                                              subtype_xmlid="mail.mt_comment", partner_ids=[self.bot.id])
+        queued = self.env["pv_agent.message"].search([("author_id", "=", clerk.id)])
+        self.assertEqual(len(queued), 3)
+        self.assertGreater(self.triggers(), before[0])
+
+    def test_impersonated_author_gets_no_answer(self):
+        """A clerk's request that posts as somebody else (e.g. the mail gateway posting a stranger's
+        e-mail that mentions PV-Agent) is not taken as the clerk's question."""
+        chat = self.env["discuss.channel"].with_user(self.clerk)._get_or_create_chat([self.bot.id])
+        chat.with_user(self.clerk).sudo().message_post(body="Wie hoch ist die Geringfügigkeitsgrenze?",
+                                                       message_type="comment", subtype_xmlid="mail.mt_comment",
+                                                       author_id=self.outsider.partner_id.id)
+        self.record.sudo().message_post(body=self.mention("Wie hoch?"), message_type="comment",
+                                        subtype_xmlid="mail.mt_comment", partner_ids=[self.bot.id],
+                                        author_id=self.outsider.partner_id.id)
+        self.assertFalse(self.env["pv_agent.message"].search([]))
 
 
 @tagged("post_install", "-at_install")
