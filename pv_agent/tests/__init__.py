@@ -7,4 +7,4 @@ if __name__.startswith("odoo.addons."):
         test_settings, test_store, test_ui, test_ui_panel,
     )
     # reliability and security (issue 7)
-    from . import test_rel_access, test_rel_privacy
+    from . import test_rel_access, test_rel_injection_ui, test_rel_privacy
