@@ -35,6 +35,7 @@ or payslip data ever reaches a prompt.
         "views/res_config_settings_views.xml",
         "views/pv_agent_store_views.xml",
         "views/pv_agent_menus.xml",
+        "views/res_users_views.xml",
     ],
     "assets": {
         "web.assets_backend": [

@@ -8,3 +8,4 @@ from . import pv_agent_feedback
 from . import pv_agent_drift
 from . import res_config_settings
 from . import pv_agent_store
+from . import pv_agent_privacy

@@ -116,6 +116,9 @@ class ResConfigSettings(models.TransientModel):
             rec.pv_agent_index_store_active = store
 
     def set_values(self):
+        # Odoo's own set_values does not check the caller: called on no record over RPC it would
+        # reset every config parameter. Only who may write settings may save them.
+        self.check_access("write")
         wanted = self.pv_agent_index_store or SQLITE
         switching = wanted != wanted_store(self.env) or wanted != active_store(self.env.cr.dbname, self.env)
         if switching and wanted != SQLITE:

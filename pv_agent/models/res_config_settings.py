@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from odoo import api, fields, models
-from odoo.exceptions import ValidationError
+from odoo.exceptions import AccessError, ValidationError
 
 from ..engine.ollama import OllamaClient, OllamaError
 from . import engine_bridge
@@ -36,6 +36,15 @@ class ResConfigSettings(models.TransientModel):
     pv_agent_index_problem = fields.Char("Problem with the index", compute="_compute_pv_agent_index")
     pv_agent_last_job_id = fields.Many2one("pv_agent.index.job", "Last run", compute="_compute_pv_agent_index")
     pv_agent_entry_count = fields.Integer("Active entries", compute="_compute_pv_agent_index")
+
+    @api.model
+    def default_get(self, fields):
+        # Odoo hands config parameters to anyone who asks for the defaults of these fields;
+        # PV-Agent's (Ollama URL, knowledge-base folder, index state) are for administrators.
+        if (not self.env.su and any(f.startswith("pv_agent_") for f in fields or ())
+                and not self.env.user.has_group("base.group_system")):
+            raise AccessError(self.env._("Only administrators may read the PV-Agent settings."))
+        return super().default_get(fields)
 
     @api.depends_context("uid")
     def _compute_pv_agent_index(self):
@@ -107,6 +116,7 @@ class ResConfigSettings(models.TransientModel):
         }
 
     def action_pv_agent_open_jobs(self):
+        self.env["pv_agent.entry"]._check_manager()
         return self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_index_job")
 
 

@@ -6,3 +6,5 @@ if __name__.startswith("odoo.addons."):
         test_access, test_ask, test_bot, test_drift, test_feedback, test_import, test_index_job, test_panel,
         test_settings, test_store, test_ui, test_ui_panel,
     )
+    # reliability and security (issue 7)
+    from . import test_rel_access, test_rel_injection_ui, test_rel_privacy
