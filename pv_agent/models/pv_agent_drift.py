@@ -129,6 +129,8 @@ class PvAgentEntry(models.Model):
             rec.drifted_count = drifted[rec.id]
 
     def action_open_citing_answers(self):
+        """Managers: the stored answers citing this entry, grouped by drift status."""
+        self._check_manager()
         self.ensure_one()
         action = self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_answer_source")
         action["domain"] = [("entry_id", "=", self.id)]
