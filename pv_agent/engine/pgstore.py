@@ -258,12 +258,7 @@ class PgIndex(IndexMetaMixin):
             "entries": entries,
             "chunks": chunks,
             "vectors": vectors,
-            "mode": self.meta.get("mode", "lexical"),
-            "embed_model": self.embed_model,
-            "dim": self.dim,
-            "generation": self.generation,
-            "built_at": self.meta.get("built_at", ""),
-            "notice": self.meta.get("notice", ""),
+            **self._meta_stats(),
             "size_bytes": int(size or 0),
         }
 

@@ -129,6 +129,17 @@ class IndexMetaMixin:
     """What both stores derive the same way: metadata properties from ``self.meta`` and the
     compound lookup over ``self.vocabulary()`` (cached in ``self._containing``)."""
 
+    def _meta_stats(self) -> dict:
+        """The part of ``stats()`` that comes from the metadata, alike in both stores."""
+        return {
+            "mode": self.meta.get("mode", "lexical"),
+            "embed_model": self.embed_model,
+            "dim": self.dim,
+            "generation": self.generation,
+            "built_at": self.built_at,
+            "notice": self.meta.get("notice", ""),
+        }
+
     @property
     def generation(self) -> int:
         return int(self.meta.get("generation", "0"))
@@ -226,12 +237,7 @@ class SidecarIndex(IndexMetaMixin):
             "entries": entries,
             "chunks": chunks,
             "vectors": vectors,
-            "mode": self.meta.get("mode", "lexical"),
-            "embed_model": self.embed_model,
-            "dim": self.dim,
-            "generation": self.generation,
-            "built_at": self.meta.get("built_at", ""),
-            "notice": self.meta.get("notice", ""),
+            **self._meta_stats(),
             "size_bytes": os.path.getsize(self.path),
         }
 
