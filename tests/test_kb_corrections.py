@@ -185,6 +185,9 @@ def test_retailer_and_secondary_sources_are_not_official_or_statute(kb):
     for eid in ("ris-urlg-2", "ris-alvg-27"):
         assert kb[eid].official is False and kb[eid].source != "gesetz", eid
     assert sorted(e.id for e in kb.values() if e.source == "gesetz") == ["ris-estg-67", "ris-estg-68"]
+    # Built from descriptions of the ruling / of the statute, not from a judgment or a collective agreement.
+    for eid in ("rj-eugh-c-233-20", "kv-saison-kuendigung"):
+        assert kb[eid].source == "wiku", eid
 
 
 # The validate check itself
