@@ -1,4 +1,4 @@
-"""Hand-built hits and a small knowledge base for the answer tests (figures from the fact sheet)."""
+"""Hand-built hits and a small knowledge base for the answer tests (figures from the knowledge base's public sources)."""
 from __future__ import annotations
 
 from pv_agent.engine.config import Settings
@@ -16,14 +16,14 @@ ENTRIES = {
         "| Wert | 2025 |\n|---|---|\n| HBGL monatlich | 6.450 € |\n| HBGL täglich | 215 € |",
     ),
     "pv-sz-03": (
-        "Freigrenze für sonstige Bezüge 2024 laut S17", "2024-01", "sonderzahlungen", "briefing", True, ("pv-sz-04",),
-        "⚠ Quellen widersprechen: Für 2024 nennt S17 eine Freigrenze von 2.100 €, S19 dagegen 2.447 €.\n"
-        "- Freigrenze 2024 laut S17: 2.100 €",
+        "Freigrenze für sonstige Bezüge 2024 laut Kanzlei Huemer", "2024-01", "sonderzahlungen", "briefing", True, ("pv-sz-04",),
+        "⚠ Quellen widersprechen: Für 2024 nennt Kanzlei Huemer eine Freigrenze von 2.100 €, LexisNexis dagegen 2.447 €.\n"
+        "- Freigrenze 2024 laut Kanzlei Huemer: 2.100 €",
     ),
     "pv-sz-04": (
-        "Freigrenze für sonstige Bezüge 2024 laut S19", "2024-01", "sonderzahlungen", "briefing", False, ("pv-sz-03",),
-        "⚠ Quellen widersprechen: S19 nennt für 2024 nachträglich 2.447 € statt 2.100 €.\n"
-        "- Freigrenze 2024 laut S19: 2.447 €",
+        "Freigrenze für sonstige Bezüge 2024 laut LexisNexis", "2024-01", "sonderzahlungen", "briefing", False, ("pv-sz-03",),
+        "⚠ Quellen widersprechen: LexisNexis nennt für 2024 nachträglich 2.447 € statt 2.100 €.\n"
+        "- Freigrenze 2024 laut LexisNexis: 2.447 €",
     ),
     "pv-ur-01": (
         "Urlaubsanspruch", "2025-01", "urlaub", "briefing", True, (),
@@ -64,19 +64,19 @@ KB_ENTRIES = {
         key_values="| HBGL 2026 | Betrag |\n|---|---|\n| monatlich | 6.930 € |\n| täglich | 231 € |",
     ),
     "pv-sz-03": dict(
-        title="Freigrenze sonstige Bezüge 2024 laut Kanzlei S17", stand="2024-01", topic="sonderzahlungen",
+        title="Freigrenze sonstige Bezüge 2024 laut Kanzlei Huemer", stand="2024-01", topic="sonderzahlungen",
         tags=["Freigrenze", "SZ", "Sonderzahlungen", "Jahressechstel", "2024"], cross_refs=["pv-sz-04"],
-        summary="⚠ Quellen widersprechen: Für 2024 nennt S17 als Freigrenze der Sonderzahlungen 2.100 €, "
-        "S19 dagegen 2.447 €.",
-        key_values="- Freigrenze Sonderzahlungen 2024 laut S17: 2.100 €\n- ⚠ abweichend S19: 2.447 €",
+        summary="⚠ Quellen widersprechen: Für 2024 nennt Kanzlei Huemer als Freigrenze der Sonderzahlungen 2.100 €, "
+        "LexisNexis dagegen 2.447 €.",
+        key_values="- Freigrenze Sonderzahlungen 2024 laut Kanzlei Huemer: 2.100 €\n- ⚠ abweichend LexisNexis: 2.447 €",
     ),
     "pv-sz-04": dict(
-        title="Freigrenze sonstige Bezüge 2024 laut S19 (nachträglich)", stand="2024-01", topic="sonderzahlungen",
+        title="Freigrenze sonstige Bezüge 2024 laut LexisNexis (nachträglich)", stand="2024-01", topic="sonderzahlungen",
         tags=["Freigrenze", "SZ", "Sonderzahlungen", "Jahressechstel", "2024"], cross_refs=["pv-sz-03"],
         official=False,
-        summary="⚠ Quellen widersprechen: S19 nennt für 2024 nachträglich eine Freigrenze der Sonderzahlungen "
+        summary="⚠ Quellen widersprechen: LexisNexis nennt für 2024 nachträglich eine Freigrenze der Sonderzahlungen "
         "von 2.447 € statt 2.100 €.",
-        key_values="- Freigrenze Sonderzahlungen 2024 laut S19: 2.447 €\n- ⚠ abweichend S17: 2.100 €",
+        key_values="- Freigrenze Sonderzahlungen 2024 laut LexisNexis: 2.447 €\n- ⚠ abweichend Kanzlei Huemer: 2.100 €",
     ),
     "pv-ur-01": dict(
         title="Urlaubsanspruch nach Urlaubsgesetz", stand="2025-01", topic="urlaub",
@@ -96,7 +96,7 @@ def entry_markdown(entry_id: str, *, title, stand, topic, tags, cross_refs, summ
         f"tags: [{', '.join(tags)}]\nlegal_bases: []\ncross_refs: [{', '.join(cross_refs)}]\n"
         f"source: {source}\nofficial: {'true' if official else 'false'}\n---\n\n"
         f"## Zusammenfassung\n{summary}\n\n## Kernwerte & Fristen\n{key_values}\n\n"
-        f"## Rechtsgrundlagen\n- Das Faktenblatt nennt keinen Paragraphen.\n\n"
+        f"## Rechtsgrundlagen\n- Die Quellen nennen keinen Paragraphen.\n\n"
         f"## Payroll-Relevanz (Odoo)\nAls Parameter der Lohnart pflegen und jährlich zum 1. Jänner prüfen.\n\n"
         f"## Verweise\n{refs}\n"
     )

@@ -222,11 +222,12 @@ class _Writer:
         r = self.rng
         year = r.choice((2023, 2024, 2025, 2026))
         eur = r.uniform(50, 9000)
+        # Wage-type codes never start with "S": "S123" reads as an internal source number, which validate rejects.
         values = {
             "T": r.choice(topic.terms), "t2": r.choice(topic.terms), "adj": r.choice(ADJECTIVES),
             "year": year, "month": r.choice(MONTHS), "day": r.randint(1, 28), "n": r.randint(1, 9), "n2": r.randint(1, 9),
             "pct": _pct(r), "eur": _eur(eur), "eur2": _eur(eur * r.uniform(1.2, 3)), "law": _law(r, topic),
-            "abbr": r.choice(topic.abbreviations or ("LV",)), "code": f"{r.choice('ABLS')}{r.randint(100, 999)}",
+            "abbr": r.choice(topic.abbreviations or ("LV",)), "code": f"{r.choice('ABLT')}{r.randint(100, 999)}",
             "rz": r.randint(100, 1400), "ev": r.choice(EVENTS), "emp": r.choice(EMPLOYEES),
             "compound": self.compound(topic), "para": r.randint(1, 130),
         }

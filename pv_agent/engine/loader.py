@@ -3,6 +3,8 @@
 A malformed file is reported as ``file:line: message`` and skipped; the others load.
 A ``cross_refs`` target that does not exist is reported too, but only the dangling
 reference is dropped: one typo in a link must not take an entry out of the answers.
+Entry text that points to internal material instead of a named public source ("S24",
+"Faktenblatt") is reported as well; the entry still loads, ``validate`` fails.
 """
 from __future__ import annotations
 
@@ -21,6 +23,11 @@ STAND_PATTERN = re.compile(r"^(\d{4})-(\d{2})$")
 TOPIC_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_FILE_BYTES = 2 * 1024 * 1024
 LIST_FIELDS = ("tags", "legal_bases", "cross_refs")
+# A clerk cannot look up "S24" or "the fact sheet": entries must name the publication itself.
+INTERNAL_SOURCE_PATTERNS = (
+    (re.compile(r"\bS\d+\b"), "interne Quellennummer '{}' – Quelle mit Herausgeber, Titel und Datum nennen"),
+    (re.compile(r"faktenblatt", re.IGNORECASE), "Verweis auf internes Material '{}' – öffentliche Quelle nennen"),
+)
 
 
 def entry_files(kb_dir: Path) -> list[Path]:
@@ -73,7 +80,20 @@ def parse_entry_file(path: Path, rel: str) -> tuple[Entry | None, list[LoadIssue
         line = raw[: exc.start].count(b"\n") + 1
         return None, [LoadIssue(rel, line, "kein gültiges UTF-8")]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return parse_entry_text(text, rel, expected_id=Path(rel).stem)
+    entry, issues = parse_entry_text(text, rel, expected_id=Path(rel).stem)
+    if entry is not None:
+        issues = issues + internal_source_issues(text, rel)
+    return entry, issues
+
+
+def internal_source_issues(text: str, rel: str) -> list[LoadIssue]:
+    """Every reference to internal material (``S24``, "Faktenblatt"), one issue per hit with its line."""
+    issues = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        for pattern, message in INTERNAL_SOURCE_PATTERNS:
+            for match in pattern.finditer(line):
+                issues.append(LoadIssue(rel, number, message.format(match.group(0))))
+    return issues
 
 
 def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tuple[Entry | None, list[LoadIssue]]:
