@@ -6,7 +6,8 @@ from markupsafe import Markup
 
 from odoo import api, fields, models
 
-from ..engine.writer import side_by_side
+from ..engine.loader import parse_entry_text
+from ..engine.writer import entry_to_markdown, side_by_side
 
 
 class PvAgentEntryConflict(models.TransientModel):
@@ -25,7 +26,10 @@ class PvAgentEntryConflict(models.TransientModel):
         for wizard in self:
             entry = wizard.entry_id
             wizard.odoo_text = entry._markdown() if entry else ""
-            wizard.file_text = entry.conflict_file_text or ""
+            # both sides written the same way, so that only what they say differs (the raw file
+            # stays on the entry, page "File version")
+            parsed = parse_entry_text(entry.conflict_file_text or "", entry.path or "")[0]
+            wizard.file_text = entry_to_markdown(parsed) if parsed else (entry.conflict_file_text or "")
             wizard.diff_html = _diff_table(self.env, wizard.odoo_text, wizard.file_text)
 
     @api.model_create_multi
@@ -59,9 +63,23 @@ class PvAgentEntryConflict(models.TransientModel):
         return self._done()
 
 
+CONTEXT_LINES = 2  # unchanged lines shown around each difference
+
+
 def _diff_table(env, left: str, right: str) -> Markup:
-    rows = []
-    for kind, a, b in side_by_side(left, right):
+    all_rows = side_by_side(left, right)
+    near_change = set()
+    for i, (kind, _a, _b) in enumerate(all_rows):
+        if kind != "equal":
+            near_change.update(range(i - CONTEXT_LINES, i + CONTEXT_LINES + 1))
+    rows, skipped = [], False
+    for i, (kind, a, b) in enumerate(all_rows):
+        if i not in near_change:
+            if not skipped:
+                rows.append(Markup('<tr class="o_pv_agent_diff_gap text-muted"><td>…</td><td>…</td></tr>'))
+            skipped = True
+            continue
+        skipped = False
         rows.append(Markup('<tr class="o_pv_agent_diff_%s"><td class="%s">%s</td><td class="%s">%s</td></tr>') % (
             kind, "bg-danger-subtle" if kind in ("changed", "left") else "", a,
             "bg-success-subtle" if kind in ("changed", "right") else "", b))
