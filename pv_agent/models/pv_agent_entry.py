@@ -54,6 +54,7 @@ def fingerprint(entry: Entry) -> str:
 
 
 PARAM_EXPORT_TO_FOLDER = "pv_agent.export_to_folder"
+EXPORT_MARK = "pv_agent markdown export"  # description of the download attachments
 # Where a change of content came from (context key ``pv_agent_origin``), for the history.
 ORIGINS = ("odoo", "import", "take_file", "merged")
 
@@ -178,9 +179,10 @@ class PvAgentEntry(models.Model):
             "body": entry.body, "path": entry.path,
         }
 
-    def _set_cross_refs(self, refs):
-        by_id = {rec.entry_id: rec.id for rec in self.with_context(active_test=False).search(
-            [("entry_id", "in", list(refs))])}
+    def _set_cross_refs(self, refs, by_id=None):
+        if by_id is None:
+            by_id = {rec.entry_id: rec.id for rec in self.with_context(active_test=False).search(
+                [("entry_id", "in", list(refs))])}
         self.cross_ref_ids = [fields.Command.set([by_id[r] for r in refs if r in by_id])]
 
     def _take_file_version(self, entry: Entry, fp: str, origin: str):
@@ -295,24 +297,27 @@ class PvAgentEntry(models.Model):
         # versions are taken once at the end, when the links between new entries are set too
         Entry_ = self.with_context(active_test=False, pv_agent_no_version=True)
         existing = {rec.entry_id: rec for rec in Entry_.search([])}
-        new_refs = {}
+        new_refs, new_entries = {}, []
         for entry in result.entries:
             fp = fingerprint(entry)
             rec = existing.get(entry.id)
             if rec is None:
-                rec = Entry_.with_context(mail_create_nolog=True, mail_create_nosubscribe=True,
-                                          tracking_disable=True, pv_agent_origin="import").create(
-                    dict(self._vals_from_file_entry(entry), import_hash=fp, active=True))
-                new_refs[rec] = entry.cross_refs
-                report["created"].append(entry.id)
+                new_entries.append((entry, fp))
                 continue
             file_text = _read_text(Path(path) / entry.path) or entry_to_markdown(entry)
             bucket = rec.with_context(pv_agent_origin="import")._import_one(entry, fp, file_text)
             report[bucket].append(entry.id)
             if bucket == "updated":
                 new_refs[rec] = entry.cross_refs
+        created = Entry_.with_context(mail_create_nolog=True, mail_create_nosubscribe=True, tracking_disable=True,
+                                      pv_agent_origin="import").create(
+            [dict(self._vals_from_file_entry(entry), import_hash=fp, active=True) for entry, fp in new_entries])
+        for rec, (entry, _fp) in zip(created, new_entries):
+            new_refs[rec] = entry.cross_refs
+            report["created"].append(entry.id)
+        by_id = {rec.entry_id: rec.id for rec in Entry_.search([])}
         for rec, refs in new_refs.items():  # once all exist: links to entries created in this run
-            rec._set_cross_refs(refs)
+            rec._set_cross_refs(refs, by_id)
         self.browse([rec.id for rec in new_refs]).with_context(active_test=False)._snapshot_versions("import")
 
         # Archive what left the folder — but not an entry whose file is only broken right now.
@@ -404,8 +409,13 @@ class PvAgentEntry(models.Model):
         return entry_file_path(self._to_engine_entry(with_hash=False))
 
     def _download(self, name: str, data: bytes, mimetype: str):
-        attachment = self.env["ir.attachment"].create({
-            "name": name, "raw": data, "mimetype": mimetype, "res_model": self._name, "res_id": False})
+        """A download of ``data``: an attachment linked to no record, so only its creator (and
+        the administrators) can read it; the caller's previous exports are removed."""
+        Attachment = self.env["ir.attachment"]
+        Attachment.search([("res_model", "=", self._name), ("res_id", "=", 0), ("create_uid", "=", self.env.uid),
+                           ("description", "=", EXPORT_MARK)]).unlink()
+        attachment = Attachment.create({"name": name, "raw": data, "mimetype": mimetype, "res_model": self._name,
+                                        "res_id": False, "description": EXPORT_MARK})
         return {"type": "ir.actions.act_url", "target": "download",
                 "url": f"/web/content/{attachment.id}?download=true"}
 

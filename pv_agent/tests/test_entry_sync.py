@@ -215,6 +215,14 @@ class TestEntrySync(PvAgentCase):
         _name, data = self.download(self.as_manager(self.Entry).action_export_changed())
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             self.assertEqual(sorted(archive.namelist()), ["dokumente/pv-neu-01.md", "dokumente/pv-sz-01.md"])
+        # the download is the manager's: nobody else reads it, and the next export replaces it
+        attachment = self.env["ir.attachment"].search([("name", "=", "wissensbasis-geaendert.zip")])
+        self.assertEqual(len(attachment), 1)
+        for user in (self.outsider, self.clerk2):
+            with self.assertRaises(AccessError):
+                attachment.with_user(user).read(["datas"])
+        self.as_manager(self.Entry).action_export_changed()
+        self.assertFalse(attachment.exists())
         with self.assertRaises(AccessError):
             self.Entry.with_user(self.clerk).action_export_changed()
         with self.assertRaises(AccessError):

@@ -51,7 +51,7 @@ Der Markerwert ist kein Parameter.
 """
 
 PV_MODELS = ["pv_agent.entry", "pv_agent.conversation", "pv_agent.message", "pv_agent.feedback",
-             "pv_agent.index.job", "pv_agent.bot"]
+             "pv_agent.index.job", "pv_agent.bot", "pv_agent.entry.version"]
 
 # Odoo's ORM entry points that read, search, write or create data: for a user without the group
 # each must raise AccessError on every PV-Agent model (the rest — fields_get, get_views, … — only
@@ -79,9 +79,11 @@ TEXT_FIELDS = {
     "pv_agent.feedback": ["question", "text", "answer_json", "answer_html", "cited_html"],
     "pv_agent.index.job": ["message", "report_json", "kb_path"],
     "pv_agent.bot": ["display_name"],
+    "pv_agent.entry.version": ["markdown", "entry_id", "content_hash"],
 }
 GROUP_FIELD = {"pv_agent.entry": "source", "pv_agent.conversation": "user_id", "pv_agent.message": "state",
-               "pv_agent.feedback": "state", "pv_agent.index.job": "state", "pv_agent.bot": "id"}
+               "pv_agent.feedback": "state", "pv_agent.index.job": "state", "pv_agent.bot": "id",
+               "pv_agent.entry.version": "origin"}
 
 
 def _args_for(model_name: str, method, with_ids: list | None, **extra) -> list:
@@ -340,7 +342,8 @@ class TestAccessEveryMethod(PvAgentCase):
         before = self.snapshot()
         records = {"pv_agent.entry": self.entry, "pv_agent.conversation": self.their_conv,
                    "pv_agent.message": self.their_answer, "pv_agent.feedback": self.their_feedback[:1],
-                   "pv_agent.index.job": self.job, "pv_agent.bot": self.env["pv_agent.bot"]}
+                   "pv_agent.index.job": self.job, "pv_agent.bot": self.env["pv_agent.bot"],
+                   "pv_agent.entry.version": self.entry.version_ids[:1]}
         stats = {"denied": 0, "error": 0, "ok": 0}
         for model in PV_MODELS:
             Model = self.env[model]
