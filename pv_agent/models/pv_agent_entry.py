@@ -160,14 +160,16 @@ class PvAgentEntry(models.Model):
             "merged": self.env._("Conflict resolved: a merged version was saved"),
         }.get(origin, origin)
 
-    def _log_body_change(self, old: str, new: str, title: str | None = None):
-        """A chatter note naming the origin of the change and the diff of each changed section."""
+    def _log_body_change(self, old: str, new: str, title: str | None = None, always=False, other: Entry | None = None):
+        """A chatter note naming the origin of the change and the diff of each changed section
+        (with ``other``, also the frontmatter fields in which ``other`` differs from the record)."""
         self.ensure_one()
         changes = changed_sections(old, new)
-        if not changes:
+        fields_html = _frontmatter_html(self.env, self._to_engine_entry(with_hash=False), other) if other else ""
+        if not changes and not always:
             return
         title = title or self._origin_label(self.env.context.get("pv_agent_origin") or "odoo")
-        self._message_log(body=Markup("<p><b>%s</b></p>") % title + _sections_html(self.env, changes))
+        self._message_log(body=Markup("<p><b>%s</b></p>") % title + fields_html + _sections_html(self.env, changes))
 
     # -- source tracking: edited in Odoo vs. changed in the file --------------------------
     @api.model
@@ -212,10 +214,12 @@ class PvAgentEntry(models.Model):
                         "conflict_file_text": False, "conflict_file_hash": False})
             return "synced" if synced else "updated"  # "updated": restored from the archive
         if fp == self.import_hash:
+            if self.file_conflict:  # the file went back to the version the Odoo edit started from
+                self.write({"file_conflict": False, "conflict_file_text": False, "conflict_file_hash": False})
             if not self.active:
                 self.write({"active": True})
                 return "updated"
-            return "conflicts" if self.file_conflict else "unchanged"
+            return "unchanged"
         if not self.edited_in_odoo:
             self._take_file_version(entry, fp, "import")
             return "updated"
@@ -223,7 +227,7 @@ class PvAgentEntry(models.Model):
             return "conflicts"  # the same conflict as at the last import
         self.write({"file_conflict": True, "conflict_file_text": file_text, "conflict_file_hash": fp,
                     "active": True})
-        self._log_body_change(self.body or "", entry.body, title=self.env._(
+        self._log_body_change(self.body or "", entry.body, always=True, other=entry, title=self.env._(
             "Conflict with file %(path)s: the file changed while the entry was edited in Odoo. The Odoo "
             "version stays in use; the differences of the file version:", path=entry.path))
         return "conflicts"
@@ -490,6 +494,19 @@ def _read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
     except (OSError, UnicodeDecodeError):
         return ""
+
+
+def _frontmatter_html(env, mine: Entry, other: Entry) -> Markup:
+    """The frontmatter fields in which ``other`` differs, as "key: ours → theirs" lines."""
+    ours, theirs = mine.metadata(), other.metadata()
+    ours["cross_refs"], theirs["cross_refs"] = sorted(ours["cross_refs"]), sorted(theirs["cross_refs"])
+    lines = [Markup("<li><code>%s</code>: %s → %s</li>") % (key, _show(ours[key]), _show(theirs[key]))
+             for key in ours if ours[key] != theirs[key]]
+    return (Markup("<ul>") + Markup("").join(lines) + Markup("</ul>")) if lines else Markup("")
+
+
+def _show(value) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def _sections_html(env, changes: list[dict]) -> Markup:

@@ -117,6 +117,24 @@ class TestEntrySync(PvAgentCase):
         self.assertFalse(entry.file_conflict)
         self.assertFalse(entry.edited_in_odoo)
 
+    def test_conflict_on_the_title_alone_is_noted_and_cleared_when_the_file_goes_back(self):
+        entry = self.edit_in_odoo()
+        original = self.file_text
+        self.change_file("title: Sonstige Bezüge", "title: Sonstige Bezüge (neu)")
+        _job, report = self.reimport()
+        self.assertEqual(report["conflicts"], ["pv-sz-01"])
+        note = self.notes(entry)[-1]
+        self.assertIn("Konflikt mit Datei", note.body)
+        self.assertIn("<code>title</code>", note.body)
+        self.assertIn("(neu)", note.body)
+        self.assertNotIn("(neu)", entry.name)
+        # the colleague reverts the file: the Odoo edit is simply "edited in Odoo" again
+        self.write_kb_file("pv-sz-01.md", original)
+        _job, report = self.reimport()
+        self.assertIn("pv-sz-01", report["unchanged"])
+        self.assertFalse(entry.file_conflict or entry.conflict_file_text)
+        self.assertTrue(entry.edited_in_odoo)
+
     # -- resolving the conflict -----------------------------------------------------------------
     def make_conflict(self):
         entry = self.edit_in_odoo()
