@@ -32,6 +32,7 @@ or payslip data ever reaches a prompt.
         "views/pv_agent_index_job_views.xml",
         "views/pv_agent_feedback_views.xml",
         "views/pv_agent_drift_views.xml",
+        "views/pv_agent_entry_version_views.xml",
         "views/res_config_settings_views.xml",
         "views/pv_agent_store_views.xml",
         "views/pv_agent_menus.xml",

@@ -9,3 +9,5 @@ from . import pv_agent_drift
 from . import res_config_settings
 from . import pv_agent_store
 from . import pv_agent_privacy
+from . import pv_agent_entry_conflict
+from . import pv_agent_entry_version

@@ -1,16 +1,32 @@
-"""Knowledge-base entries as records: import from the folder, edit in a form, feed the index."""
+"""Knowledge-base entries as records: import from the folder, edit in a form, feed the index.
+
+The folder of markdown files and the records are two places one entry can change. Each record
+keeps the fingerprint of the file version it last took over (``import_hash``); a record whose
+content differs from it was edited in Odoo. An import never overwrites such an edit: when the
+file changed too, the entry is flagged *Konflikt mit Datei*, the file version is kept beside
+it, and a manager decides. Edited entries go back to the folder as markdown files.
+"""
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
 import logging
+import os
 import time
+import zipfile
+from pathlib import Path
+
+from markupsafe import Markup
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
-from ..engine.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base
+from ..engine.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
+from ..engine.registry import REGISTRY_FILE, write_registry
 from ..engine.types import SOURCE_FAMILIES, Entry
+from ..engine.writer import changed_sections, entry_file_path, entry_to_markdown
 from . import engine_bridge
 
 _logger = logging.getLogger(__name__)
@@ -37,6 +53,12 @@ def fingerprint(entry: Entry) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+PARAM_EXPORT_TO_FOLDER = "pv_agent.export_to_folder"
+EXPORT_MARK = "pv_agent markdown export"  # description of the download attachments
+# Where a change of content came from (context key ``pv_agent_origin``), for the history.
+ORIGINS = ("odoo", "import", "take_file", "merged")
+
+
 def _lines(values) -> str:
     return "\n".join(values)
 
@@ -47,26 +69,38 @@ def _split(text: str | bool) -> tuple[str, ...]:
 
 class PvAgentEntry(models.Model):
     _name = "pv_agent.entry"
+    _inherit = ["mail.thread"]
     _description = "Knowledge-base entry"
     _order = "topic, entry_id"
     _rec_names_search = ["entry_id", "name"]
 
     entry_id = fields.Char("Id", required=True, index=True, help="Stable id, cited as [id]")
-    name = fields.Char("Title", required=True)
-    stand = fields.Char("Stand", required=True, help="Legal state the entry describes (YYYY-MM)")
+    name = fields.Char("Title", required=True, tracking=True)
+    stand = fields.Char("Stand", required=True, tracking=True, help="Legal state the entry describes (YYYY-MM)")
     topic = fields.Char("Cluster", required=True, index=True)
-    source = fields.Selection([(s, SOURCE_LABELS.get(s, s)) for s in SOURCE_FAMILIES], "Source family", required=True, default="briefing")
-    official = fields.Boolean("Official source", default=True,
+    source = fields.Selection([(s, SOURCE_LABELS.get(s, s)) for s in SOURCE_FAMILIES], "Source family", required=True, default="briefing",
+                              tracking=True)
+    official = fields.Boolean("Official source", default=True, tracking=True,
                               help="Off: unofficial rendering – answers must say so")
     tags = fields.Text("Keywords", help="One keyword per line")
-    legal_bases = fields.Text("Legal bases", help="One legal basis per line, e.g. § 67 Abs 1 EStG")
+    legal_bases = fields.Text("Legal bases", tracking=True, help="One legal basis per line, e.g. § 67 Abs 1 EStG")
     cross_ref_ids = fields.Many2many(
         "pv_agent.entry", "pv_agent_entry_cross_ref_rel", "entry_id", "ref_id", string="Cross-references")
-    source_ref = fields.Char("Source reference")
+    source_ref = fields.Char("Source reference", tracking=True)
     body = fields.Text("Content (Markdown)", required=True)
     path = fields.Char("File", readonly=True, help="File in the knowledge base it was imported from")
     content_hash = fields.Char("Content hash", compute="_compute_content_hash", store=True)
-    import_hash = fields.Char("Hash at import", readonly=True, copy=False)
+    import_hash = fields.Char("Hash at import", readonly=True, copy=False,
+                              help="Fingerprint of the file version this entry last took over")
+    edited_in_odoo = fields.Boolean("Edited in Odoo", compute="_compute_edited_in_odoo", store=True,
+                                    help="The content differs from the file version last imported: "
+                                         "export it to bring the folder up to date")
+    file_conflict = fields.Boolean("Conflict with file", readonly=True, copy=False, index=True,
+                                   help="The file changed while the entry was edited in Odoo. The Odoo "
+                                        "version stays in use until a manager resolves the conflict.")
+    conflict_file_text = fields.Text("File version", readonly=True, copy=False,
+                                     help="The file as it was read by the import that found the conflict")
+    conflict_file_hash = fields.Char("Fingerprint of the file version", readonly=True, copy=False)
     active = fields.Boolean(default=True)
     stale = fields.Boolean("Not in the index", default=True, copy=False, readonly=True,
                            help="Changed since the last indexing")
@@ -78,6 +112,11 @@ class PvAgentEntry(models.Model):
     def _compute_content_hash(self):
         for rec in self:
             rec.content_hash = fingerprint(rec._to_engine_entry(with_hash=False)) if rec.entry_id else False
+
+    @api.depends("content_hash", "import_hash")
+    def _compute_edited_in_odoo(self):
+        for rec in self:
+            rec.edited_in_odoo = rec.content_hash != rec.import_hash
 
     @api.constrains("entry_id", "stand", "topic")
     def _check_formats(self):
@@ -105,7 +144,93 @@ class PvAgentEntry(models.Model):
     def write(self, vals):
         if INDEXED_FIELDS.intersection(vals) and "stale" not in vals:
             vals = dict(vals, stale=True)
-        return super().write(vals)
+        bodies = {rec.id: rec.body or "" for rec in self} if "body" in vals else {}
+        result = super().write(vals)
+        if bodies:
+            for rec in self:
+                rec._log_body_change(bodies[rec.id], rec.body or "")
+        return result
+
+    # -- history: every change of the text in the chatter, with the changed sections ------
+    def _origin_label(self, origin: str) -> str:
+        return {
+            "odoo": self.env._("Edited in Odoo"),
+            "import": self.env._("Imported from the file %(path)s", path=self.path or ""),
+            "take_file": self.env._("Conflict resolved: the file version was taken"),
+            "merged": self.env._("Conflict resolved: a merged version was saved"),
+        }.get(origin, origin)
+
+    def _log_body_change(self, old: str, new: str, title: str | None = None, always=False, other: Entry | None = None):
+        """A chatter note naming the origin of the change and the diff of each changed section
+        (with ``other``, also the frontmatter fields in which ``other`` differs from the record)."""
+        self.ensure_one()
+        changes = changed_sections(old, new)
+        fields_html = _frontmatter_html(self.env, self._to_engine_entry(with_hash=False), other) if other else ""
+        if not changes and not always:
+            return
+        title = title or self._origin_label(self.env.context.get("pv_agent_origin") or "odoo")
+        self._message_log(body=Markup("<p><b>%s</b></p>") % title + fields_html + _sections_html(self.env, changes))
+
+    # -- source tracking: edited in Odoo vs. changed in the file --------------------------
+    @api.model
+    def _vals_from_file_entry(self, entry: Entry) -> dict:
+        return {
+            "entry_id": entry.id, "name": entry.title, "stand": entry.stand, "topic": entry.topic,
+            "source": entry.source, "official": entry.official, "tags": _lines(entry.tags),
+            "legal_bases": _lines(entry.legal_bases), "source_ref": entry.source_ref,
+            "body": entry.body, "path": entry.path,
+        }
+
+    def _set_cross_refs(self, refs, by_id=None):
+        if by_id is None:
+            by_id = {rec.entry_id: rec.id for rec in self.with_context(active_test=False).search(
+                [("entry_id", "in", list(refs))])}
+        self.cross_ref_ids = [fields.Command.set([by_id[r] for r in refs if r in by_id])]
+
+    def _take_file_version(self, entry: Entry, fp: str, origin: str):
+        """The record becomes the file version (and is no longer edited in Odoo)."""
+        rec = self.with_context(pv_agent_origin=origin, pv_agent_no_version=True)
+        rec.write(dict(self._vals_from_file_entry(entry), import_hash=fp, active=True, file_conflict=False,
+                       conflict_file_text=False, conflict_file_hash=False))
+        rec._set_cross_refs(entry.cross_refs)
+        if not self.env.context.get("pv_agent_no_version"):
+            self._snapshot_versions(origin)
+
+    def _import_one(self, entry: Entry, fp: str, file_text: str) -> str:
+        """Bring one existing record and its file version together; returns the report bucket.
+
+        - file says what the record says (e.g. exported and imported back) → in sync;
+        - file unchanged since the last import → the record (edited or not) stays;
+        - file changed, record not edited in Odoo → the file wins;
+        - file changed and record edited → conflict: the record stays live, the file
+          version is stored beside it for a manager to decide.
+        """
+        self.ensure_one()
+        if fp == self.content_hash:
+            if (self.import_hash, self.active, self.file_conflict) == (fp, True, False):
+                return "unchanged"
+            synced = self.import_hash != fp
+            self.write({"import_hash": fp, "active": True, "path": entry.path, "file_conflict": False,
+                        "conflict_file_text": False, "conflict_file_hash": False})
+            return "synced" if synced else "updated"  # "updated": restored from the archive
+        if fp == self.import_hash:
+            if self.file_conflict:  # the file went back to the version the Odoo edit started from
+                self.write({"file_conflict": False, "conflict_file_text": False, "conflict_file_hash": False})
+            if not self.active:
+                self.write({"active": True})
+                return "updated"
+            return "unchanged"
+        if not self.edited_in_odoo:
+            self._take_file_version(entry, fp, "import")
+            return "updated"
+        if self.file_conflict and fp == self.conflict_file_hash:
+            return "conflicts"  # the same conflict as at the last import
+        self.write({"file_conflict": True, "conflict_file_text": file_text, "conflict_file_hash": fp,
+                    "active": True})
+        self._log_body_change(self.body or "", entry.body, always=True, other=entry, title=self.env._(
+            "Conflict with file %(path)s: the file changed while the entry was edited in Odoo. The Odoo "
+            "version stays in use; the differences of the file version:", path=entry.path))
+        return "conflicts"
 
     def unlink(self):
         if self:
@@ -161,8 +286,8 @@ class PvAgentEntry(models.Model):
     @api.model
     def _import_folder(self, path: str) -> dict:
         result = load_knowledge_base(path)
-        report = {"path": path, "created": [], "updated": [], "unchanged": [], "archived": [],
-                  "failed": [], "warnings": [], "fatal": ""}
+        report = {"path": path, "created": [], "updated": [], "unchanged": [], "synced": [], "conflicts": [],
+                  "archived": [], "failed": [], "warnings": [], "fatal": ""}
         loaded_files = {e.path for e in result.entries}
         for issue in result.errors:
             bucket = "warnings" if issue.file in loaded_files else "failed"
@@ -173,32 +298,31 @@ class PvAgentEntry(models.Model):
                                else self.env._("no valid entries found"))
             return report  # never archive everything because a folder is missing or empty
 
-        Entry_ = self.with_context(active_test=False)
+        # versions are taken once at the end, when the links between new entries are set too
+        Entry_ = self.with_context(active_test=False, pv_agent_no_version=True)
         existing = {rec.entry_id: rec for rec in Entry_.search([])}
-        touched = {}
+        new_refs, new_entries = {}, []
         for entry in result.entries:
             fp = fingerprint(entry)
             rec = existing.get(entry.id)
-            vals = {
-                "entry_id": entry.id, "name": entry.title, "stand": entry.stand, "topic": entry.topic,
-                "source": entry.source, "official": entry.official, "tags": _lines(entry.tags),
-                "legal_bases": _lines(entry.legal_bases), "source_ref": entry.source_ref,
-                "body": entry.body, "path": entry.path, "import_hash": fp, "active": True,
-            }
             if rec is None:
-                rec = Entry_.create(vals)
-                report["created"].append(entry.id)
-            elif rec.import_hash != fp or not rec.active:
-                # A changed file wins over edits made in Odoo; an unchanged file keeps them.
-                rec.write(vals)
-                report["updated"].append(entry.id)
-            else:
-                report["unchanged"].append(entry.id)
+                new_entries.append((entry, fp))
                 continue
-            touched[entry.id] = (rec, entry.cross_refs)
-        by_id = {rec.entry_id: rec for rec in Entry_.search([])}
-        for rec, refs in touched.values():
-            rec.cross_ref_ids = [fields.Command.set([by_id[r].id for r in refs if r in by_id])]
+            file_text = _read_text(Path(path) / entry.path) or entry_to_markdown(entry)
+            bucket = rec.with_context(pv_agent_origin="import")._import_one(entry, fp, file_text)
+            report[bucket].append(entry.id)
+            if bucket == "updated":
+                new_refs[rec] = entry.cross_refs
+        created = Entry_.with_context(mail_create_nolog=True, mail_create_nosubscribe=True, tracking_disable=True,
+                                      pv_agent_origin="import").create(
+            [dict(self._vals_from_file_entry(entry), import_hash=fp, active=True) for entry, fp in new_entries])
+        for rec, (entry, _fp) in zip(created, new_entries):
+            new_refs[rec] = entry.cross_refs
+            report["created"].append(entry.id)
+        by_id = {rec.entry_id: rec.id for rec in Entry_.search([])}
+        for rec, refs in new_refs.items():  # once all exist: links to entries created in this run
+            rec._set_cross_refs(refs, by_id)
+        self.browse([rec.id for rec in new_refs]).with_context(active_test=False)._snapshot_versions("import")
 
         # Archive what left the folder — but not an entry whose file is only broken right now.
         keep = {e.id for e in result.entries}
@@ -218,12 +342,177 @@ class PvAgentEntry(models.Model):
             created=len(report["created"]), updated=len(report["updated"]),
             unchanged=len(report["unchanged"]), archived=len(report["archived"]),
             failed=len(report["failed"]))]
+        if report.get("synced"):
+            lines.append(self.env._("In line with the file again (exported from Odoo): %(ids)s",
+                                    ids=", ".join(report["synced"])))
+        for entry_id in report.get("conflicts", []):
+            lines.append(self.env._("Conflict with file: %(id)s – the file changed while the entry was edited "
+                                    "in Odoo; the Odoo version stays in use until a manager resolves it.",
+                                    id=entry_id))
         for item in report["failed"]:
             lines.append(self.env._("Error: %(file)s:%(line)s: %(reason)s", **item))
         for item in report["warnings"]:
             lines.append(self.env._("Note: %(file)s:%(line)s: %(reason)s", **item))
         return "\n".join(lines)
 
+    # -- resolving a conflict with the file ----------------------------------------------------
+    def _check_conflict(self):
+        self._check_manager()
+        self.ensure_one()
+        if not self.file_conflict:
+            raise UserError(self.env._("This entry has no conflict with its file."))
+
+    def _parse_markdown(self, text: str) -> Entry:
+        """A file text for this entry → engine entry; one clear line per problem."""
+        entry, issues = parse_entry_text((text or "").replace("\r\n", "\n"), self.path or "",
+                                         expected_id=self.entry_id)
+        if entry is None:
+            raise UserError("\n".join(self.env._("Line %(line)s: %(reason)s", line=i.line, reason=i.message)
+                                      for i in issues))
+        return entry
+
+    def action_conflict_take_file(self):
+        """Take the stored file version; the Odoo edits are replaced (they stay in the chatter)."""
+        self._check_conflict()
+        entry = self._parse_markdown(self.conflict_file_text)
+        self._take_file_version(entry, self.conflict_file_hash, "take_file")
+        return True
+
+    def action_conflict_keep_odoo(self):
+        """Keep the Odoo version: the file version counts as seen; the entry stays to be exported."""
+        self._check_conflict()
+        file_hash = self.conflict_file_hash
+        self.write({"import_hash": file_hash, "file_conflict": False, "conflict_file_text": False,
+                           "conflict_file_hash": False})
+        self._message_log(body=Markup("<p><b>%s</b></p>") % self.env._(
+            "Conflict resolved: the Odoo version was kept; the file version was set aside. Export the entry "
+            "to bring the file up to date."))
+        return True
+
+    def action_conflict_save_merged(self, markdown):
+        """Save a version merged by hand (a complete file text in the repository format)."""
+        self._check_conflict()
+        entry = self._parse_markdown(markdown)
+        file_hash = self.conflict_file_hash
+        self._take_file_version(entry, file_hash, "merged")
+        return True
+
+    def action_open_conflict(self):
+        """The side-by-side view of the Odoo version and the file version."""
+        self._check_conflict()
+        wizard = self.env["pv_agent.entry.conflict"].create({"entry_id": self.id})
+        return {"type": "ir.actions.act_window", "res_model": "pv_agent.entry.conflict", "res_id": wizard.id,
+                "view_mode": "form", "target": "new", "name": self.env._("Conflict with file")}
+
+    # -- the way back: entries as markdown files ---------------------------------------------
+    def _markdown(self) -> str:
+        self.ensure_one()
+        return entry_to_markdown(self._to_engine_entry(with_hash=False))
+
+    def _file_path(self) -> str:
+        return entry_file_path(self._to_engine_entry(with_hash=False))
+
+    def _download(self, name: str, data: bytes, mimetype: str):
+        """A download of ``data``: an attachment linked to no record, so only its creator (and
+        the administrators) can read it; the caller's previous exports are removed."""
+        Attachment = self.env["ir.attachment"]
+        Attachment.search([("res_model", "=", self._name), ("res_id", "=", 0), ("create_uid", "=", self.env.uid),
+                           ("description", "=", EXPORT_MARK)]).unlink()
+        attachment = Attachment.create({"name": name, "raw": data, "mimetype": mimetype, "res_model": self._name,
+                                        "res_id": False, "description": EXPORT_MARK})
+        return {"type": "ir.actions.act_url", "target": "download",
+                "url": f"/web/content/{attachment.id}?download=true"}
+
+    def _zip(self) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for rec in self:
+                archive.writestr(rec._file_path(), rec._markdown())
+        return buffer.getvalue()
+
+    def action_export_markdown(self):
+        """Download the selected entries as markdown: one file, or a zip of several."""
+        self._check_manager()
+        if not self:
+            raise UserError(self.env._("Select the entries to export."))
+        if len(self) == 1:
+            return self._download(os.path.basename(self._file_path()), self._markdown().encode("utf-8"),
+                                  "text/markdown")
+        return self._download("wissensbasis-export.zip", self._zip(), "application/zip")
+
+    @api.model
+    def action_export_changed(self):
+        """A zip of every entry edited in Odoo since the last import (new entries included)."""
+        self._check_manager()
+        changed = self.search([("edited_in_odoo", "=", True)])
+        if not changed:
+            raise UserError(self.env._("No entry was edited in Odoo since the last import."))
+        return changed._download("wissensbasis-geaendert.zip", changed._zip(), "application/zip")
+
+    def action_write_to_folder(self):
+        """Write the selected entries (none selected: all edited in Odoo) into the knowledge-base
+        folder, if the administrator allowed it in Settings and the folder is writable; kb.json
+        and INDEX.md are regenerated when the folder has them. The next import then finds the
+        files in line with the records and clears *Edited in Odoo*."""
+        self._check_manager()
+        icp = self.env["ir.config_parameter"].sudo()
+        if not icp.get_param(PARAM_EXPORT_TO_FOLDER):
+            raise UserError(self.env._("Writing into the knowledge-base folder is switched off "
+                                       "(Settings → PV-Agent)."))
+        records = self or self.search([("edited_in_odoo", "=", True)])
+        if not records:
+            raise UserError(self.env._("No entry was edited in Odoo since the last import."))
+        folder = Path(engine_bridge.kb_path(self.env))
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            raise UserError(self.env._("The knowledge-base folder %(path)s is not writable.", path=str(folder)))
+        written = []
+        for rec in records:
+            target = (folder / rec._file_path()).resolve()
+            if folder.resolve() not in target.parents:
+                raise UserError(self.env._("%(path)s is outside the knowledge-base folder.", path=rec._file_path()))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(rec._markdown(), encoding="utf-8")
+            except OSError as exc:
+                raise UserError(self.env._("Could not write %(path)s: %(reason)s",
+                                           path=rec._file_path(), reason=exc.strerror or str(exc))) from None
+            written.append(rec._file_path())
+        if (folder / REGISTRY_FILE).exists():
+            write_registry(folder, load_knowledge_base(folder))
+        return {"type": "ir.actions.client", "tag": "display_notification", "params": {
+            "title": self.env._("Written into the knowledge-base folder"), "type": "success", "sticky": True,
+            "message": self.env._("%(count)s file(s): %(files)s. Import the knowledge base to confirm them.",
+                                  count=len(written), files=", ".join(written))}}
+
     # -- UI helpers -------------------------------------------------------------------------
     def action_reindex(self):
         return self.env["pv_agent.index.job"].action_queue_reindex()
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _frontmatter_html(env, mine: Entry, other: Entry) -> Markup:
+    """The frontmatter fields in which ``other`` differs, as "key: ours → theirs" lines."""
+    ours, theirs = mine.metadata(), other.metadata()
+    ours["cross_refs"], theirs["cross_refs"] = sorted(ours["cross_refs"]), sorted(theirs["cross_refs"])
+    lines = [Markup("<li><code>%s</code>: %s → %s</li>") % (key, _show(ours[key]), _show(theirs[key]))
+             for key in ours if ours[key] != theirs[key]]
+    return (Markup("<ul>") + Markup("").join(lines) + Markup("</ul>")) if lines else Markup("")
+
+
+def _show(value) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _sections_html(env, changes: list[dict]) -> Markup:
+    labels = {"changed": env._("changed"), "added": env._("added"), "removed": env._("removed")}
+    parts = []
+    for change in changes:
+        parts.append(Markup("<p>%s <b>%s</b> (%s)</p><pre>%s</pre>") % (
+            env._("Section"), change["section"] or "–", labels[change["status"]], change["diff"]))
+    return Markup("").join(parts)

@@ -25,6 +25,10 @@ class ResConfigSettings(models.TransientModel):
                                     default=D.top_k)
     pv_agent_kb_path = fields.Char("Knowledge-base folder", config_parameter=engine_bridge.PARAM_KB_PATH,
                                    default=lambda self: engine_bridge.DEFAULT_KB_PATH)
+    pv_agent_export_to_folder = fields.Boolean(
+        "Managers may write edited entries into the folder", config_parameter="pv_agent.export_to_folder",
+        help="Entries edited in Odoo are written back as markdown files into the knowledge-base folder "
+             "(when Odoo may write there). Off: managers download them and commit them themselves.")
 
     pv_agent_index_entries = fields.Integer("Entries in the index", compute="_compute_pv_agent_index")
     pv_agent_index_chunks = fields.Integer("Sections in the index", compute="_compute_pv_agent_index")

@@ -51,7 +51,7 @@ Der Markerwert ist kein Parameter.
 """
 
 PV_MODELS = ["pv_agent.entry", "pv_agent.conversation", "pv_agent.message", "pv_agent.feedback",
-             "pv_agent.index.job", "pv_agent.bot"]
+             "pv_agent.index.job", "pv_agent.bot", "pv_agent.entry.version"]
 
 # Odoo's ORM entry points that read, search, write or create data: for a user without the group
 # each must raise AccessError on every PV-Agent model (the rest — fields_get, get_views, … — only
@@ -67,7 +67,9 @@ ORM_DATA_METHODS = {
 
 ADDON_METHODS = {"action_ask", "panel_load", "action_retry", "action_vote", "action_suggest_correction",
                  "action_accept", "action_reject", "action_import_knowledge_base", "action_reindex",
-                 "action_queue_reindex"}
+                 "action_queue_reindex", "action_conflict_take_file", "action_conflict_keep_odoo",
+                 "action_conflict_save_merged", "action_open_conflict", "action_export_markdown",
+                 "action_export_changed", "action_write_to_folder"}
 
 # the fields each model's sweep asks for: the ones that hold knowledge-base text or history
 TEXT_FIELDS = {
@@ -77,9 +79,11 @@ TEXT_FIELDS = {
     "pv_agent.feedback": ["question", "text", "answer_json", "answer_html", "cited_html"],
     "pv_agent.index.job": ["message", "report_json", "kb_path"],
     "pv_agent.bot": ["display_name"],
+    "pv_agent.entry.version": ["markdown", "entry_id", "content_hash"],
 }
 GROUP_FIELD = {"pv_agent.entry": "source", "pv_agent.conversation": "user_id", "pv_agent.message": "state",
-               "pv_agent.feedback": "state", "pv_agent.index.job": "state", "pv_agent.bot": "id"}
+               "pv_agent.feedback": "state", "pv_agent.index.job": "state", "pv_agent.bot": "id",
+               "pv_agent.entry.version": "origin"}
 
 
 def _args_for(model_name: str, method, with_ids: list | None, **extra) -> list:
@@ -97,7 +101,11 @@ def _args_for(model_name: str, method, with_ids: list | None, **extra) -> list:
         "view_id": False, "view_type": "list", "new": None,
         # the addon's own methods (the explicit tests call them with better arguments too)
         "question": "Wie hoch ist die Geringfügigkeitsgrenze?", "vote": "up", "text": "falsch",
-        "entry_record_id": 0,
+        "entry_record_id": 0, "markdown": "---\nid: x\n---\n",
+        # mail.thread's methods on the entries (their history is a chatter)
+        "message": "From: x@example.com\nSubject: x\n\nx", "message_dict": {}, "msg_dict": {},
+        "model": "pv_agent.entry", "source_ref": "mail.mail_notification_light", "notification_type": "email",
+        "new_thread": None,
     }
     if method.__name__.startswith("search_panel_"):
         values["field_name"] = group
@@ -176,6 +184,13 @@ class TestAccessEveryMethod(PvAgentCase):
         self.their_failed._fail("Testfehler")
         self.job = self.Job.search([], limit=1)
         self.settings = self.env["res.config.settings"].with_user(self.admin).create({})
+        # the marker entry edited in Odoo while its file changed: in conflict, with the manager's wizard open
+        self.entry.with_user(self.manager).write({"body": self.entry.body.replace("kein Parameter", "kein Wert")})
+        self.write_kb_file("pv-marker-01.md", MARKER_ENTRY.replace("Markerwert ist", "Markerwert war"))
+        self.import_kb()
+        self.assertTrue(self.entry.file_conflict)
+        self.conflict_wizard = self.env["pv_agent.entry.conflict"].with_user(self.manager).create(
+            {"entry_id": self.entry.id})
         self.kb_secrets = [KB_MARKER] + self._body_lines()
         self.history_secrets = [HISTORY_MARKER, CORRECTION_MARKER]
         self.env.flush_all()
@@ -249,6 +264,8 @@ class TestAccessEveryMethod(PvAgentCase):
         entry, conv, answer, failed = self.entry, self.their_conv, self.their_answer, self.their_failed
         feedback = self.their_feedback.filtered(lambda f: f.kind == "correction")
         settings = self.settings.id
+        wizard = self.conflict_wizard.id
+        other = self.Entry.search([("entry_id", "=", "pv-sv-01")])
         calls = {
             ("pv_agent.conversation", "action_ask"): [(["Was ist das Jahressechstel?"], {}),
                                                       (["Und 2025?"], {"conversation_id": conv.id})],
@@ -267,6 +284,20 @@ class TestAccessEveryMethod(PvAgentCase):
                                               "topic": "x", "body": "## Zusammenfassung\nx"}], {})],
             ("pv_agent.entry", "write"): [([[entry.id], {"body": "überschrieben"}], {})],
             ("pv_agent.entry", "unlink"): [([[entry.id]], {})],
+            # edits in Odoo vs. the files (issue 20)
+            ("pv_agent.entry", "action_conflict_take_file"): [([[entry.id]], {})],
+            ("pv_agent.entry", "action_conflict_keep_odoo"): [([[entry.id]], {})],
+            ("pv_agent.entry", "action_conflict_save_merged"): [([[entry.id], MARKER_ENTRY], {})],
+            ("pv_agent.entry", "action_open_conflict"): [([[entry.id]], {})],
+            ("pv_agent.entry", "action_export_markdown"): [([[entry.id]], {}), ([[entry.id, other.id]], {})],
+            ("pv_agent.entry", "action_export_changed"): [([], {})],
+            ("pv_agent.entry", "action_write_to_folder"): [([[entry.id]], {}), ([[]], {})],
+            ("pv_agent.entry.conflict", "create"): [([{"entry_id": entry.id}], {})],
+            ("pv_agent.entry.conflict", "action_take_file"): [([[wizard]], {})],
+            ("pv_agent.entry.conflict", "action_keep_odoo"): [([[wizard]], {})],
+            ("pv_agent.entry.conflict", "action_save_merged"): [([[wizard]], {})],
+            ("pv_agent.answer.source", "create"): [([{"message_id": answer.id, "entry_ref": entry.entry_id,
+                                                      "entry_id": entry.id, "chunk_hash": "x"}], {})],
             ("pv_agent.index.job", "action_queue_reindex"): [([], {}), ([], {"full": True})],
             ("res.config.settings", "action_pv_agent_test_connection"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "action_pv_agent_reindex"): [([[settings]], {}), ([[]], {})],
@@ -311,7 +342,8 @@ class TestAccessEveryMethod(PvAgentCase):
         before = self.snapshot()
         records = {"pv_agent.entry": self.entry, "pv_agent.conversation": self.their_conv,
                    "pv_agent.message": self.their_answer, "pv_agent.feedback": self.their_feedback[:1],
-                   "pv_agent.index.job": self.job, "pv_agent.bot": self.env["pv_agent.bot"]}
+                   "pv_agent.index.job": self.job, "pv_agent.bot": self.env["pv_agent.bot"],
+                   "pv_agent.entry.version": self.entry.version_ids[:1]}
         stats = {"denied": 0, "error": 0, "ok": 0}
         for model in PV_MODELS:
             Model = self.env[model]
