@@ -223,6 +223,8 @@ def test_4_an_existing_index_is_still_updated_and_a_damaged_one_replaced(kb_dir,
 def test_5_bad_index_paths_give_one_line_each(kb_dir, tmp_path, capsys):
     a_file = tmp_path / "datei"
     a_file.write_text("x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
     cases = [
         (["index", "--kb", kb_dir, "--index", a_file / "index.db"], "ein Teil des Pfades ist eine Datei"),
         (["index", "--kb", kb_dir, "--index", a_file / "sub" / "index.db"], "ein Teil des Pfades ist eine Datei"),
@@ -230,7 +232,8 @@ def test_5_bad_index_paths_give_one_line_each(kb_dir, tmp_path, capsys):
         (["index", "--kb", kb_dir, "--index", "/proc/version", "--force"], "lässt sich nicht schreiben"),
         (["ask", "Sonderzahlungen?", "--index", a_file / "index.db"], "fehlt"),
         (["ask", "Sonderzahlungen?", "--index", "/proc/version"], "kein PV-Agent-Index"),
-        (["retrieve", "Sonderzahlungen", "--index", tmp_path], "lässt sich nicht öffnen"),
+        (["retrieve", "Sonderzahlungen", "--index", tmp_path], "ist keine normale Datei"),
+        (["ask", "Sonderzahlungen?", "--index", fifo], "ist keine normale Datei"),  # would block in open()
         (["drift", "--new", "/proc/version", "--answers", a_file], "kein PV-Agent-Index"),
     ]
     for argv, words in cases:
@@ -375,6 +378,8 @@ def test_11_non_utf8_question_still_gives_valid_utf8_json(kb_dir, tmp_path, caps
     answer = json.loads(run.stdout.decode("utf-8"))  # strict: invalid UTF-8 raises here
     assert answer["question"] == "Sonderzahlungen \ufffd\ufffd Urlaub \ufffd"
     assert answer["state"] in ("sources_only", "refused")
+    code, out, err = run_cli(capsys, "ask", "Sonderzahlungen \ud800 \udcff?", "--index", index, "--json")
+    assert code == 0 and json.loads(out)["question"] == "Sonderzahlungen ? ??"  # lone surrogates of any origin
 
 
 # 12 -----------------------------------------------------------------------------------------

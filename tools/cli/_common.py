@@ -68,7 +68,10 @@ def settings():
 def text_argument(value: str) -> str:
     """A text from the command line as valid Unicode: bytes that are not UTF-8 (which Python
     keeps as lone surrogates) become U+FFFD, so JSON and the terminal get valid UTF-8."""
-    return os.fsencode(value).decode("utf-8", errors="replace")
+    try:
+        return os.fsencode(value).decode("utf-8", errors="replace")
+    except UnicodeEncodeError:  # a surrogate that did not come from undecodable bytes
+        return value.encode("utf-8", errors="replace").decode("utf-8")
 
 
 def print_json(data) -> None:
