@@ -15,7 +15,7 @@ from . import prompts
 from .answer import Answer
 from .config import Settings
 from .context import Context, build_context
-from .drift import fingerprints_shown
+from .drift import fingerprints_shown, key_value_fingerprints
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
@@ -35,7 +35,7 @@ class _Run:
         self.llm_calls = 0
         self.hits: dict[str, Hit] = {}  # retrieved entries by id, for the citations' fingerprints
         self.year: int | None = None  # the one year the question asks about (or today's)
-        self.index = None  # the index answered from: the fingerprints read the shown sections there
+        self.key_values: dict = {}  # entry id → fingerprints of its key values, for the answer's fingerprints
 
     def add_generation(self, gen: Generation) -> Generation:
         self.timings["llm_ms"] += gen.llm_ms
@@ -55,7 +55,6 @@ def ask(
     now: date | None = None,
 ) -> Answer:
     run = _Run()
-    run.index = index
     client = client or OllamaClient(settings)
     question = question.strip()
     base = dict(question=question, prompt_version=prompts.PROMPT_VERSION, models={"chat": settings.chat_model})
@@ -71,6 +70,7 @@ def ask(
     retrieval = _retrieve(index, the_plan, settings, client, default_year=run.year)
     base["index"] = {"generation": index.generation, "built_at": index.built_at}
     run.hits = {h.entry_id: h for h in retrieval.hits}
+    run.key_values = key_value_fingerprints(index, run.hits)
     run.timings["retrieve_ms"] = (time.monotonic() - started) * 1000
     base.update(
         mode=retrieval.mode,
@@ -299,7 +299,8 @@ def _fingerprints(citations: list[dict], run: _Run, *, key_values_only: bool = F
     found: dict[tuple[str, str], dict] = {}
     for c in citations:
         if c["id"] in run.hits:
-            for fp in fingerprints_shown(run.hits[c["id"]], run.index, key_values_only=key_values_only):
+            hit = run.hits[c["id"]]
+            for fp in fingerprints_shown(hit, run.key_values.get(hit.entry_id, []), key_values_only=key_values_only):
                 found.setdefault((fp.entry_id, fp.chunk_hash), fp.as_dict())
     return list(found.values())
 

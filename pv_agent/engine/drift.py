@@ -40,20 +40,25 @@ def fingerprint_of_hit(hit) -> Fingerprint:
 KEY_VALUES_KIND = "key_values"  # chunker.section_kind of "Kernwerte & Fristen"
 
 
-def fingerprints_shown(hit, index, *, key_values_only: bool = False) -> list[Fingerprint]:
+def key_value_fingerprints(index, entry_ids) -> dict[str, list[Fingerprint]]:
+    """Per entry the fingerprints of its key values (all parts of a split section), in one read:
+    taken right after retrieval, so nothing is read from the index after the model answered."""
+    found: dict[str, list[Fingerprint]] = {}
+    for r in index.chunks_of_entries(list(entry_ids), kind=KEY_VALUES_KIND):
+        found.setdefault(r.entry_id, []).append(Fingerprint(r.entry_id, r.section, r.content_hash, f"{r.header}\n{r.text}"))
+    return found
+
+
+def fingerprints_shown(hit, key_values: list[Fingerprint], *, key_values_only: bool = False) -> list[Fingerprint]:
     """Fingerprints of every section of ``hit`` that was shown: its own section and, when the
-    block carried them, the entry's key values (``Hit.block_text``, what the model saw); with
+    block carried them, the entry's ``key_values`` (``Hit.block_text``, what the model saw); with
     ``key_values_only`` the key values alone where the entry has them (a sources-only answer)."""
     own = fingerprint_of_hit(hit)
     shows_key_values = bool(hit.key_values.strip()) or own_is_key_values(hit)
-    if not shows_key_values:
-        return [own]
-    rows = index.chunks_of_entries([hit.entry_id], kind=KEY_VALUES_KIND)
-    key_values = [Fingerprint(hit.entry_id, r.section, r.content_hash, f"{r.header}\n{r.text}") for r in rows]
-    if not key_values:  # the index changed under us: the hit's own section is all we can name
+    if not shows_key_values or not key_values:  # none, or the index changed under us: name what we can
         return [own]
     if key_values_only or own_is_key_values(hit):
-        return key_values
+        return list(key_values)
     return [own, *key_values]
 
 
