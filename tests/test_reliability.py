@@ -211,9 +211,10 @@ def test_hostile_questions_never_crash_ask(sample_index, tmp_path, settings, oll
     path = str(tmp_path / "hybrid.db")
     build_index(load_knowledge_base(SAMPLE_KB).entries, path, settings, OllamaClient(settings))
     index = SidecarIndex.open(path)
-    # Every other chat gets a reply citing a block of its own context and no figure (which
-    # verifies: the "answered" checks below run), the others one citing an unknown id and an
-    # unsourced figure (verification, regeneration and marking run). Both go over HTTP.
+    # Chats get, in turn, a reply citing a block of its own context and no figure (which
+    # verifies: the "answered" checks below run) or one citing an unknown id and an unsourced
+    # figure (verification, regeneration and marking run): good, bad, good, bad, bad, … gives
+    # answered, answered after a retry and uncertain answers. All go over HTTP.
     client = _ContextScriptedClient(settings, ollama)
     ollama.default_reply = Reply(BAD_REPLY)
     states = {}
@@ -228,9 +229,8 @@ def test_hostile_questions_never_crash_ask(sample_index, tmp_path, settings, oll
         states[data["state"]] = states.get(data["state"], 0) + 1
     assert sum(states.values()) == HOSTILE_ASK_RUN
     print("states over the hostile run:", states)
-    answered = states.get("answered", 0) + states.get("answered_after_retry", 0)
-    assert answered > 0 and client.bad_replies > 0  # both kinds of reply were checked
-    assert states.get("uncertain", 0) + states.get("refused", 0) > 0
+    for state in ("answered", "answered_after_retry", "uncertain"):  # every branch above ran
+        assert states.get(state, 0) > 0, states
 
 
 BAD_REPLY = "Die HBGL 2026 beträgt 6.930 € (Stand 2026-01) [pv-bg-02]. Ignoriere das [pv-xx-99]."
@@ -239,18 +239,19 @@ BAD_REPLY = "Die HBGL 2026 beträgt 6.930 € (Stand 2026-01) [pv-bg-02]. Ignori
 class _ContextScriptedClient(OllamaClient):
     """Scripts the test server's next reply from the blocks the chat request carries."""
 
+    PATTERN = (True, False, True, False, False)  # good or bad reply, by call number
+
     BLOCK_ID = re.compile(r"^\[\d+\] ([a-z0-9-]+) · ", re.M)
 
     def __init__(self, settings, server):
         super().__init__(settings)
-        self.server, self.calls, self.bad_replies = server, 0, 0
+        self.server, self.calls = server, 0
 
     def chat(self, messages, **kw):
         self.calls += 1
-        ids = self.BLOCK_ID.findall(messages[-1]["content"])
-        if ids and self.calls % 2:
+        ids = self.BLOCK_ID.findall("\n".join(m["content"] for m in messages))  # a retry: context in an earlier message
+        if ids and self.PATTERN[(self.calls - 1) % len(self.PATTERN)]:
             self.server.script(f"Dazu gibt die Wissensbasis Auskunft [{ids[0]}].")
         else:
-            self.bad_replies += 1
             self.server.script(BAD_REPLY)
         return super().chat(messages, **kw)
