@@ -290,6 +290,7 @@ def test_8_unknown_topic_or_scope_is_named_with_the_valid_ones(kb_dir, tmp_path,
                    "ueberstunden-zulagen, urlaub"]
     code, out, err = run_cli(capsys, "retrieve", "Urlaub", "--index", index, "--scope", "foo")
     assert code == 2 and err == ["Fehler: unbekannte Quellenart 'foo' – möglich: briefing, gesetz, kv, rechtsprechung, wiku"]
+    assert run_cli(capsys, "retrieve", "Urlaub", "--index", index, "--k", "0")[2] == ["Fehler: --k 0: mindestens 1 Treffer"]
     code, out, err = run_cli(capsys, "retrieve", "Urlaubsersatzleistung", "--index", index, "--topic", "urlaub")
     assert code == 0 and "[pv-url-01]" in out
 

@@ -25,6 +25,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    if args.k is not None and args.k < 1:
+        return fail(f"--k {args.k}: mindestens 1 Treffer", EXIT_USAGE)
     cfg = settings()
     try:
         index = open_index(index_target(args))
