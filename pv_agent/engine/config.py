@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import urllib.parse
 from dataclasses import dataclass
 
 ENV_PREFIX = "PV_AGENT_"
@@ -63,6 +64,30 @@ class Settings:
 
     def replace(self, **changes) -> "Settings":
         return dataclasses.replace(self, **changes)
+
+    @property
+    def ollama_url_problem(self) -> str:
+        """Why ``ollama_url`` cannot be used ("" when it can): one German line. The client
+        then treats the server as unreachable, so ``ask`` answers with sources only."""
+        return url_problem(self.ollama_url)
+
+
+def url_problem(url: str) -> str:
+    """"" for a usable http(s) URL with a host, else one German line saying what is wrong."""
+    shown = f"Ollama-URL {url!r}"
+    text = (url or "").strip()
+    if not text:
+        return f"{shown} ist leer (erwartet z. B. http://localhost:11434)"
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # raises ValueError for a port that is not a number in 0–65535
+    except ValueError:
+        return f"{shown} ist keine gültige URL (erwartet z. B. http://localhost:11434)"
+    if parts.scheme not in ("http", "https"):
+        return f"{shown} muss mit http:// oder https:// beginnen (z. B. http://localhost:11434)"
+    if not parts.hostname or any(c.isspace() for c in text):
+        return f"{shown} nennt keinen gültigen Server (erwartet z. B. http://localhost:11434)"
+    return ""
 
 
 def _coerce(f: dataclasses.Field, raw: str):

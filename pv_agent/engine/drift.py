@@ -1,7 +1,8 @@
 """Source drift: did the sections an answer cited change since it was given?
 
-Every stored answer keeps, per citation, the entry id, the section and the content hash of
-the cited chunk (its *fingerprint*), plus the text as it was. After a reindex, each
+Every stored answer keeps, per section it cited *or displayed*, the entry id, the section and
+the content hash of the chunk (its *fingerprint*), plus the text as it was: the model saw the
+hit's section and the entry's key values; a sources-only answer shows the key values alone. After a reindex, each
 fingerprint is looked up in the new index: same hash → unchanged; the entry still there but
 the section's text differs → ``changed`` (with a diff old → new); the entry gone → ``removed``.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+
+from .types import SECTION_KEY_VALUES
 
 UNCHANGED, CHANGED, REMOVED = "unchanged", "changed", "removed"
 LABELS = {CHANGED: "Quelle geändert", REMOVED: "Quelle entfernt", UNCHANGED: "unverändert"}
@@ -30,8 +33,37 @@ class Fingerprint:
 
 
 def fingerprint_of_hit(hit) -> Fingerprint:
-    """The fingerprint of a retrieval hit, as an answer citing it stores it."""
+    """The fingerprint of a retrieval hit's own section."""
     return Fingerprint(hit.entry_id, hit.section, hit.chunk_hash, f"{hit.header}\n{hit.text}")
+
+
+KEY_VALUES_KIND = "key_values"  # chunker.section_kind of "Kernwerte & Fristen"
+
+
+def key_value_fingerprints(index, entry_ids) -> dict[str, list[Fingerprint]]:
+    """Per entry the fingerprints of its key values (all parts of a split section), in one read:
+    taken right after retrieval, so nothing is read from the index after the model answered."""
+    found: dict[str, list[Fingerprint]] = {}
+    for r in index.chunks_of_entries(list(entry_ids), kind=KEY_VALUES_KIND):
+        found.setdefault(r.entry_id, []).append(Fingerprint(r.entry_id, r.section, r.content_hash, f"{r.header}\n{r.text}"))
+    return found
+
+
+def fingerprints_shown(hit, key_values: list[Fingerprint], *, key_values_only: bool = False) -> list[Fingerprint]:
+    """Fingerprints of every section of ``hit`` that was shown: its own section and, when the
+    block carried them, the entry's ``key_values`` (``Hit.block_text``, what the model saw); with
+    ``key_values_only`` the key values alone where the entry has them (a sources-only answer)."""
+    own = fingerprint_of_hit(hit)
+    shows_key_values = bool(hit.key_values.strip()) or own_is_key_values(hit)
+    if not shows_key_values or not key_values:  # none, or the index changed under us: name what we can
+        return [own]
+    if key_values_only or own_is_key_values(hit):
+        return list(key_values)
+    return [own, *key_values]
+
+
+def own_is_key_values(hit) -> bool:
+    return hit.section == SECTION_KEY_VALUES
 
 
 @dataclass

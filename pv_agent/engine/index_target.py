@@ -6,6 +6,7 @@ so the default install needs no database driver.
 """
 from __future__ import annotations
 
+import os
 import re
 
 DSN_PREFIXES = ("postgresql://", "postgres://")
@@ -21,8 +22,10 @@ def open_index(target):
         from .pgstore import PgIndex
 
         return PgIndex.open(str(target))
-    from .store import SidecarIndex
+    from .store import IndexCorrupt, SidecarIndex
 
+    if os.path.exists(target) and not os.path.isfile(target):  # a FIFO would block the open
+        raise IndexCorrupt(f"Index {target} ist keine normale Datei (Ordner, Gerät oder FIFO) – kein PV-Agent-Index.")
     return SidecarIndex.open(str(target))
 
 

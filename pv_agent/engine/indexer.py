@@ -7,29 +7,47 @@ the target is a DSN. The steps below are the same for both; each store does them
 * Update: in place, in one transaction: only changed entries are re-chunked and only chunks
   whose (model, hash) is not cached are embedded. Embedding happens before the transaction,
   so readers are never blocked while the model server works.
-* No reachable Ollama: the index is built lexical-only and says so; nothing half-written.
+* No reachable Ollama: the index is built lexical-only and says so; nothing half-written. A
+  lexical index is upgraded to vectors (a full build) only once every section could be
+  embedded; until then each run updates it in place, so unchanged entries are never rebuilt.
+* An entry whose file no longer loads (``broken``) keeps its last good version from the index.
+* The sidecar path is checked first: a path to anything but a regular file is never written,
+  and a file that is not a PV-Agent index is replaced only with ``force``.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from .chunker import chunk_entry
 from .config import Settings
-from .index_target import is_dsn
+from .index_target import is_dsn, open_index
 from .ollama import OllamaClient, OllamaError
 from .sqlite_conn import sqlite_module
-from .store import IndexCorrupt, SidecarWriter, pack_vector
+from .store import IndexCorrupt, IndexError_, SidecarWriter, is_sidecar_file, pack_vector
 from .types import Chunk, Entry
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 
 class EmbeddingDimensionMismatch(OllamaError):
-    reason = "Embedding-Dimension passt nicht zum Index"
+    reason = embed_reason = "Embedding-Dimension passt nicht zum Index"
+
+
+class IndexPathRefused(IndexError_):
+    """The index path leads to something the indexer must not replace."""
+
+
+class IndexNotOurs(IndexPathRefused):
+    """A regular file that is not a PV-Agent index: replaced only with ``force``."""
+
+
+class IndexUnwritable(IndexError_):
+    """The index file or its folder cannot be created or written."""
 
 
 @dataclass
@@ -49,6 +67,8 @@ class IndexReport:
     generation: int = 0
     notice: str = ""
     timings_s: dict = field(default_factory=dict)
+    kept: list = field(default_factory=list)  # broken entries served in their last good version
+    broken_without_previous: list = field(default_factory=list)  # broken entries the index never had
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -62,40 +82,119 @@ def build_index(
     *,
     full: bool = False,
     progress: Progress | None = None,
+    broken=(),
+    force: bool = False,
 ) -> IndexReport:
     """Build or update the index at ``target``: a sidecar file path or a PostgreSQL DSN
-    (``postgresql://…``, see pgstore.py)."""
-    store = _store_for(target)
+    (``postgresql://…``, see pgstore.py).
+
+    ``broken``: ids of entries whose files failed to load; each keeps its last good version
+    from the index instead of being removed. ``force``: replace a sidecar path holding a
+    file that is not a PV-Agent index (never anything but a regular file)."""
+    store = _store_for(target, force)
+    kept = _last_good_versions(target, set(broken) - {e.id for e in entries})
+    entries = list(entries) + kept
     with store.exclusive():
-        writer = store.open_for_update() if not full else None
-        if writer is not None:
-            meta = writer.get_meta()
-            same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
-            wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
-            if same_model and not wants_vectors:
-                try:
-                    return _update(writer, entries, store.name, settings, embedder, progress)
-                finally:
-                    writer.close()
-            writer.close()
-        return _full_build(entries, store, settings, embedder, progress)
+        report = _build_or_update(entries, store, settings, embedder, full, progress)
+    report.kept = sorted(e.id for e in kept)
+    report.broken_without_previous = sorted(set(broken) - {e.id for e in entries})
+    return report
 
 
-def _store_for(target):
+def _build_or_update(entries, store, settings, embedder, full, progress) -> IndexReport:
+    writer = store.open_for_update() if not full else None
+    probe = None
+    if writer is not None:
+        meta = writer.get_meta()
+        same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
+        wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
+        if same_model and wants_vectors:
+            probe = _embed_everything(writer, entries, settings, embedder, progress)
+            wants_vectors = probe.mode == "hybrid"
+        if same_model and not wants_vectors:
+            try:
+                return _update(writer, entries, store.name, settings, embedder, progress, notice=probe.notice if probe else "")
+            finally:
+                writer.close()
+        writer.close()
+    report = _full_build(entries, store, settings, embedder, progress)
+    if probe is not None:
+        report.embedded += probe.embedded  # embedded into the cache just before, for this build
+    return report
+
+
+def _embed_everything(writer, entries, settings, embedder, progress) -> IndexReport:
+    """A lexical index and an embedder: embed every section into the cache first. Its mode says
+    whether that worked ("hybrid": the full build finds every vector in the cache) or not
+    ("lexical", with the reason in ``notice``: the index is updated in place instead)."""
+    probe = IndexReport(path="", full=False, mode="lexical")
+    texts = {c.content_hash: c.embed_text for e in entries for c in chunk_entry(e, settings.chunk_max_chars)}
+    _, dim = _embed_missing(writer, texts, settings, embedder, probe, progress)
+    probe.mode = "hybrid" if dim else "lexical"
+    return probe
+
+
+def _last_good_versions(target, ids: set[str]) -> list[Entry]:
+    """The entries ``ids`` as the index holds them now (none if there is no readable index)."""
+    if not ids:
+        return []
+    try:
+        index = open_index(target)
+    except IndexError_:
+        return []
+    try:
+        return list(index.entries_by_id(sorted(ids)).values())
+    finally:
+        index.close()
+
+
+def _store_for(target, force: bool = False):
     if is_dsn(target):
         from .pgstore import PgTarget
 
         return PgTarget(str(target))
-    return SidecarTarget(str(target))
+    return SidecarTarget(str(target), force=force)
+
+
+def check_sidecar_path(path: str, *, force: bool = False) -> None:
+    """Refuse a sidecar path the indexer must not write: one leading to anything but a regular
+    file (a folder, a device, a FIFO — also through a symlink), or to a file that is not a
+    PV-Agent index unless ``force``; and a folder that cannot be made. One German line each."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except NotADirectoryError:
+        raise IndexUnwritable(f"Index {path}: ein Teil des Pfades ist eine Datei, kein Ordner.") from None
+    except OSError as exc:
+        raise IndexUnwritable(f"Index {path} nicht zugänglich: {exc.strerror}.") from None
+    if mode is not None:
+        if not stat.S_ISREG(mode):
+            kind = "ein Ordner" if stat.S_ISDIR(mode) else "keine normale Datei (Gerät, FIFO oder Socket)"
+            raise IndexPathRefused(f"Index {path} ist {kind} – wird nie überschrieben.")
+        try:
+            ours = is_sidecar_file(path)
+        except OSError as exc:
+            raise IndexUnwritable(f"Index {path} nicht lesbar: {exc.strerror}.") from None
+        if not ours and not force:
+            raise IndexNotOurs(f"{path} ist kein PV-Agent-Index (oder bis zur Unkenntlichkeit beschädigt) – wird nicht überschrieben.")
+        return
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except (NotADirectoryError, FileExistsError):
+        raise IndexUnwritable(f"Index {path}: ein Teil des Pfades ist eine Datei, kein Ordner.") from None
+    except OSError as exc:
+        raise IndexUnwritable(f"Ordner {folder} für den Index lässt sich nicht anlegen: {exc.strerror}.") from None
 
 
 class SidecarTarget:
     """The write side's handle on a sidecar file: a full build goes into a new file next to
     it, swapped in with ``os.replace``; an update works on the file itself."""
 
-    def __init__(self, index_path: str):
+    def __init__(self, index_path: str, *, force: bool = False):
         self.path = self.name = index_path
-        os.makedirs(os.path.dirname(os.path.abspath(index_path)), exist_ok=True)
+        check_sidecar_path(index_path, force=force)
 
     def exclusive(self):
         return contextlib.nullcontext(self)  # SQLite's own write lock serialises writers
@@ -103,8 +202,8 @@ class SidecarTarget:
     def open_for_update(self) -> SidecarWriter | None:
         """The live index for an in-place update, or None when a full build is needed
         (no file yet, another schema, or a damaged file — which the full build then replaces)."""
-        if not os.path.exists(self.path):
-            return None
+        if not os.path.exists(self.path) or not is_sidecar_file(self.path):
+            return None  # a foreign file reaches this point only with force: it is replaced
         try:
             writer = SidecarWriter(self.path, create=False)
             writer.get_meta()
@@ -119,8 +218,11 @@ class SidecarTarget:
         _remove(tmp)
         try:
             writer = SidecarWriter(tmp, create=True)
-            if os.path.exists(self.path):
+            if os.path.exists(self.path) and is_sidecar_file(self.path):
                 writer.carry_over_from(self.path)
+        except (OSError, sqlite_module().OperationalError) as exc:
+            _remove(tmp)
+            raise IndexUnwritable(f"Index {self.path} lässt sich nicht schreiben: {exc}.") from exc
         except BaseException:
             _remove(tmp)
             raise
@@ -130,6 +232,7 @@ class SidecarTarget:
         writer.conn.execute("PRAGMA optimize")
         writer.close()
         _fsync(writer.path)
+        check_sidecar_path(self.path, force=True)  # still no folder or device there (it may have changed meanwhile)
         os.replace(writer.path, self.path)  # the atomic swap: readers see the old or the new file, never a mix
 
     def discard(self, writer: SidecarWriter) -> None:
@@ -174,10 +277,10 @@ def _full_build(entries, store, settings, embedder, progress) -> IndexReport:
     return report
 
 
-def _update(writer, entries, index_path, settings, embedder, progress) -> IndexReport:
+def _update(writer, entries, index_path, settings, embedder, progress, notice: str = "") -> IndexReport:
     started = time.monotonic()
     meta = writer.get_meta()
-    report = IndexReport(path=index_path, full=False, mode=meta.get("mode", "lexical"))
+    report = IndexReport(path=index_path, full=False, mode=meta.get("mode", "lexical"), notice=notice)
     old = writer.entry_hashes()
     new = {e.id: e for e in entries}
     changed = [e for e in entries if e.id in old and old[e.id] != e.content_hash]
@@ -225,9 +328,12 @@ def _embed_missing(writer, texts: dict[str, str], settings, embedder, report, pr
     fixed_dim = dim
     cached = writer.cached_vectors(settings.embed_model, texts)
     report.cache_hits = len(cached)
-    if embedder is None:
-        report.notice = "Kein Embedding-Modell erreichbar – Index nur lexikalisch (BM25)."
-        return (cached, dim) if fixed_dim else ({}, 0)
+    if embedder is None:  # none was asked for (e.g. index --lexical): nothing "unreachable" about it
+        if fixed_dim:
+            report.notice = "Ohne Embedding-Modell aktualisiert – neue Abschnitte vorerst nur lexikalisch auffindbar."
+            return cached, dim
+        report.notice = "Ohne Embedding-Modell gebaut – Index nur lexikalisch (BM25)."
+        return {}, 0
     missing = [h for h in texts if h not in cached]
     t = time.monotonic()
     batch = max(1, settings.embed_batch_size) * 4

@@ -21,18 +21,22 @@ class OllamaError(RuntimeError):
     """The language-model server did not give a usable answer."""
 
     reason = "Sprachmodell-Fehler"
+    embed_reason = "Embedding-Modell-Fehler"  # the same failure while embedding (OllamaClient.embed)
 
 
 class OllamaUnavailable(OllamaError):
     reason = "Sprachmodell nicht erreichbar"
+    embed_reason = "Embedding-Modell nicht erreichbar"
 
 
 class OllamaModelMissing(OllamaError):
     reason = "Modell auf dem Ollama-Server nicht vorhanden"
+    embed_reason = "Embedding-Modell auf dem Ollama-Server nicht vorhanden"
 
 
 class OllamaTimeout(OllamaUnavailable):
     reason = "Sprachmodell antwortet nicht rechtzeitig"
+    embed_reason = "Embedding-Modell antwortet nicht rechtzeitig"
 
 
 @dataclass
@@ -49,13 +53,25 @@ class ChatResult:
 class OllamaClient:
     def __init__(self, settings: Settings, session: requests.Session | None = None):
         self.settings = settings
-        self.base_url = settings.ollama_url.rstrip("/")
+        self.base_url = settings.ollama_url.strip().rstrip("/")
         self.session = session or requests.Session()
+        self.url_problem = settings.ollama_url_problem  # an unusable URL: unreachable, no request made
+
+    def _check_url(self) -> None:
+        if self.url_problem:
+            raise OllamaUnavailable(self.url_problem)
 
     # -- embeddings -------------------------------------------------------------------
     def embed(self, texts: list[str], model: str | None = None) -> list[list[float]]:
         """Embed texts in batches of ``embed_batch_size``; one request per batch."""
         model = model or self.settings.embed_model
+        try:
+            return self._embed(texts, model)
+        except OllamaError as exc:
+            exc.reason = exc.embed_reason  # "Embedding-Modell …", not "Sprachmodell …"
+            raise
+
+    def _embed(self, texts: list[str], model: str) -> list[list[float]]:
         vectors: list[list[float]] = []
         size = max(1, self.settings.embed_batch_size)
         for start in range(0, len(texts), size):
@@ -106,6 +122,7 @@ class OllamaClient:
         return self._chat_stream(payload, model)
 
     def _chat_stream(self, payload: dict, model: str) -> ChatResult:
+        self._check_url()
         started = time.monotonic()
         try:
             with self.session.post(
@@ -132,13 +149,14 @@ class OllamaClient:
                         return _chat_result(data, "".join(parts))
         except requests.exceptions.Timeout as exc:
             raise OllamaTimeout(f"keine Antwort nach {self.settings.chat_timeout:.0f} s") from exc
-        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+        except requests.exceptions.RequestException as exc:  # refused, cut, or a URL requests cannot use
             raise OllamaUnavailable(f"Verbindung zu {self.base_url} fehlgeschlagen oder abgebrochen") from exc
         raise OllamaError("Antwort des Sprachmodells brach ab, bevor sie fertig war")
 
     # -- models -----------------------------------------------------------------------
     def list_models(self) -> list[str]:
         """Names of the models the server has (``/api/tags``)."""
+        self._check_url()
         try:
             resp = self.session.get(self.base_url + "/api/tags", timeout=(self.settings.connect_timeout, 10))
         except requests.exceptions.RequestException as exc:
@@ -151,6 +169,7 @@ class OllamaClient:
 
     # -- plumbing ---------------------------------------------------------------------
     def _post_json(self, path: str, payload: dict, *, timeout: float, model: str) -> dict:
+        self._check_url()
         try:
             resp = self.session.post(
                 self.base_url + path, json=payload, timeout=(self.settings.connect_timeout, timeout)

@@ -27,6 +27,8 @@ from .textnorm import index_text
 from .types import Chunk, Entry, QueryTerm
 
 SCHEMA_VERSION = "1"
+APPLICATION_ID = 0x50564147  # "PVAG" in the SQLite header: marks a PV-Agent index, even a damaged one
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 class IndexReader(Protocol):
@@ -500,6 +502,7 @@ class SidecarWriter:
         self.path = str(path)
         self.conn = connect(self.path)
         if create:
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # a constant int: PRAGMA takes no parameters
             self.conn.executescript(_SCHEMA)
             self.set_meta(schema_version=SCHEMA_VERSION, generation="0", mode="lexical")
             self.conn.commit()
@@ -659,3 +662,26 @@ class SidecarWriter:
             return copied
         finally:
             self.conn.execute("DETACH DATABASE previous")
+
+
+def is_sidecar_file(path: str) -> bool:
+    """True when the regular file at ``path`` is a PV-Agent index: marked as one in its SQLite
+    header (so also when damaged further in), or an index from before the mark whose metadata
+    names a schema version. A text file, another SQLite database or an empty file is not."""
+    with open(path, "rb") as fh:
+        head = fh.read(100)
+    if head[:16] != _SQLITE_MAGIC:
+        return False
+    if len(head) >= 72 and int.from_bytes(head[68:72], "big") == APPLICATION_ID:
+        return True
+    database_error = sqlite_module().DatabaseError
+    try:
+        conn = connect(path, readonly=True)
+    except database_error:
+        return False
+    try:
+        return conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is not None
+    except database_error:
+        return False
+    finally:
+        conn.close()

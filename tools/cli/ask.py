@@ -1,17 +1,27 @@
 """``pv-agent ask QUESTION [--index FILE] [--json]``: one question through the whole engine."""
 from __future__ import annotations
 
+import sys
+
 from pv_agent.engine import prompts
 from pv_agent.engine.ask import ask
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index_target import open_index
 from pv_agent.engine.store import IndexError_
 
-from ._common import add_index_argument, index_target, fail, print_json, settings
+from ._common import (
+    EXIT_USAGE, add_index_argument, duration, elapsed, fail, index_target, print_json, settings, text_argument,
+)
 
 NAME = "ask"
 HELP = "Eine Frage an die Wissensbasis stellen (Antwort mit Quellen)"
 SUPPORT_MARKS = {True: "✓", False: "✗", None: "·"}  # belegt / nicht belegt / nur Quelle
+# gates.off_topic_reason's codes, for people
+OFF_TOPIC_NOTICES = {
+    "greeting": "Gruß oder Dank, keine Frage",
+    "chit_chat": "Plauderei, keine Frage zur Personalverrechnung",
+    "outside": "Frage außerhalb der Personalverrechnung",
+}
 
 
 def add_arguments(parser) -> None:
@@ -21,13 +31,16 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    question = text_argument(args.question)
+    if not question.strip():
+        return fail("leere Frage – bitte eine Frage in Anführungszeichen angeben.", EXIT_USAGE)
     cfg = settings()
     try:
         index = open_index(index_target(args))
     except IndexError_ as exc:
         return fail(str(exc))
     try:
-        answer = ask(args.question, index, cfg, client=OllamaClient(cfg))
+        answer = ask(question, index, cfg, client=OllamaClient(cfg))
     finally:
         index.close()
     if args.json:
@@ -35,7 +48,8 @@ def run(args) -> int:
         return 0
     print(f"Status: {prompts.state_label(answer.state)} ({answer.state})")
     if answer.notice:
-        print(f"Hinweis: {answer.notice}")
+        notice = OFF_TOPIC_NOTICES.get(answer.notice, answer.notice) if answer.state == "off_topic" else answer.notice
+        print(f"Hinweis: {notice}", file=sys.stderr)
     print()
     print(answer.answer)
     if answer.citations:
@@ -45,6 +59,6 @@ def run(args) -> int:
             print(f"  {SUPPORT_MARKS[c['supported']]} [{c['id']}] {c['title']} (Stand {c['stand']}) – {c['section']}")
     t = answer.as_dict()["timings"]
     print()
-    print(f"Zeit: {t['total_ms'] / 1000:.1f} s (Suche {t['retrieve_ms']:.0f} ms, Sprachmodell {t['llm_ms'] / 1000:.1f} s)"
-          f" · Modus {answer.mode or '–'} · Prompt {answer.prompt_version}")
+    print(f"Zeit: {duration(elapsed())} (Antwort {duration(t['total_ms'] / 1000)}: Suche {duration(t['retrieve_ms'] / 1000)}, "
+          f"Sprachmodell {duration(t['llm_ms'] / 1000)}) · Modus {answer.mode or '–'} · Prompt {answer.prompt_version}")
     return 0

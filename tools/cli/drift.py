@@ -27,8 +27,10 @@ def run(args) -> int:
         old = open_index(args.old) if args.old else None
     except IndexError_ as exc:
         return fail(str(exc))
-    with open(args.answers, encoding="utf-8") as fh:
-        answers = [json.loads(line) for line in fh if line.strip()]
+    try:
+        answers = _read_answers(args.answers)
+    except ValueError as exc:
+        return fail(str(exc))
     started = time.monotonic()
     results = check_answers(answers, new, old)
     seconds = time.monotonic() - started
@@ -45,3 +47,25 @@ def run(args) -> int:
                 if v.diff:
                     print("    " + v.diff.replace("\n", "\n    "))
     return 0
+
+
+def _read_answers(path: str) -> list[dict]:
+    """The answers of a JSON Lines file; ValueError with ``file:line`` for the first bad line."""
+    answers = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    answer = json.loads(line)
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{n}: kein JSON ({exc.msg})") from None
+                if not isinstance(answer, dict):
+                    raise ValueError(f"{path}:{n}: kein Antwortobjekt")
+                answers.append(answer)
+    except OSError as exc:
+        raise ValueError(f"Antworten {path} nicht lesbar: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: kein gültiges UTF-8") from None
+    return answers

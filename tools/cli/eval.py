@@ -11,17 +11,23 @@ from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index_target import open_index
 from pv_agent.engine.store import IndexError_
 
-from ._common import add_index_argument, index_target, fail, print_json, settings
+from pv_agent.engine.ollama import OllamaError
+
+from ._common import DEFAULT_KB, ROOT, add_index_argument, fail, index_target, print_json, settings
+
+DEFAULT_GOLDSET = str(Path(DEFAULT_KB) / "goldset.yaml")
+DEFAULT_REPORTS = str(ROOT / "reports")
 
 NAME = "eval"
 HELP = "Goldset auswerten: Recall@k, MRR, Trefferquote (mit --answers auch die Antworten)"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--goldset", default="wissensbasis/goldset.yaml", help="Goldset (YAML)")
+    parser.add_argument("--goldset", default=DEFAULT_GOLDSET, help=f"Goldset (YAML; Standard: {DEFAULT_GOLDSET})")
     add_index_argument(parser)
     parser.add_argument("--answers", action="store_true", help="auch die Antworten auswerten (braucht Ollama)")
-    parser.add_argument("--reports", default="reports", help="Ordner für JSON- und HTML-Berichte (mit --answers)")
+    parser.add_argument("--reports", default=DEFAULT_REPORTS,
+                        help=f"Ordner für JSON- und HTML-Berichte (mit --answers; Standard: {DEFAULT_REPORTS})")
     parser.add_argument("--bakeoff", nargs="+", metavar="REPORT.json", help="Modellvergleich aus mehreren JSON-Berichten")
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
     parser.add_argument("--misses", action="store_true", help="verfehlte Fragen auflisten")
@@ -36,12 +42,18 @@ def run(args) -> int:
         print(f"Modellvergleich geschrieben: {out}")
         return 0
     cfg = settings()
+    if not Path(args.goldset).is_file():
+        return fail(f"Goldset {args.goldset} nicht gefunden.")
+    client = OllamaClient(cfg)
+    if args.answers:
+        problem = _chat_model_problem(client, cfg.chat_model)
+        if problem:  # otherwise every question "fails" and the report measures the outage
+            return fail(f"{problem} – eval --answers braucht das Sprachmodell; ohne --answers wird nur die Suche gemessen.")
     try:
         index = open_index(index_target(args))
     except IndexError_ as exc:
         return fail(str(exc))
     goldset = load_goldset(args.goldset)
-    client = OllamaClient(cfg)
     report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=client)}
     if args.answers:
         def progress(n, total, item):
@@ -60,6 +72,17 @@ def run(args) -> int:
     if args.answers:
         _print_answers(report["answers"], report["report_files"])
     return 0
+
+
+def _chat_model_problem(client: OllamaClient, model: str) -> str:
+    """"" when the server answers and has the chat model, else one line saying why not."""
+    try:
+        names = client.list_models()
+    except OllamaError as exc:
+        return f"{exc.reason}: {exc}"
+    if model not in names and f"{model}:latest" not in names:
+        return f"Sprachmodell {model} auf dem Ollama-Server {client.base_url} nicht vorhanden (vorhanden: {', '.join(names) or 'keines'})"
+    return ""
 
 
 def _print_retrieval(retrieval: dict, misses: bool) -> None:

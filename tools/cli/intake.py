@@ -5,7 +5,7 @@ from pathlib import Path
 
 from pv_agent.engine.intake import FAMILY_PREFIX, SECTION_CHARS, IntakeError, IntakeOptions, intake
 
-from ._common import add_kb_argument, fail, print_json
+from ._common import add_kb_argument, fail, hint, print_json
 
 NAME = "intake"
 HELP = "Rohquellen (Text, Markdown, HTML) als Einträge übernehmen: Gesetze, Kollektivverträge, Entscheidungen"
@@ -44,11 +44,11 @@ def run(args) -> int:
             for entry_id in ids:
                 print(f"{label:<12} {Path(args.kb) / 'dokumente' / entry_id}.md")
         for error in report.errors:
-            print(f"Fehler: {error['file']}: {error['message']}")
+            fail(f"{error['file']}: {error['message']}")
         print(
             f"{len(report.created)} neu, {len(report.updated)} geändert, {len(report.unchanged)} unverändert, "
             f"{len(report.errors)} Fehler."
         )
         if report.created or report.updated:
-            print(f"Weiter: tools/pv-agent registry --kb {args.kb} && tools/pv-agent validate --kb {args.kb}")
+            hint(f"weiter mit tools/pv-agent registry --kb {args.kb} && tools/pv-agent validate --kb {args.kb}")
     return 1 if report.errors else 0

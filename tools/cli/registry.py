@@ -6,7 +6,7 @@ from pathlib import Path
 from pv_agent.engine.loader import load_knowledge_base
 from pv_agent.engine.registry import write_registry
 
-from ._common import add_kb_argument
+from ._common import add_kb_argument, fail, issue_location, warn
 
 NAME = "registry"
 HELP = "kb.json und INDEX.md aus den Einträgen erzeugen"
@@ -17,9 +17,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    if not Path(args.kb).is_dir():
+        return fail(f"Ordner der Wissensbasis {args.kb} nicht gefunden.")
     result = load_knowledge_base(Path(args.kb))
     for issue in result.errors:
-        print(f"{Path(args.kb) / issue.file}:{issue.line}: {issue.message} (übersprungen)")
+        warn(f"{issue_location(args.kb, issue)}: {issue.message} (übersprungen)")
     registry, index = write_registry(Path(args.kb), result)
     print(f"{registry} und {index} geschrieben: {len(result.entries)} Einträge, {len(result.clusters)} Cluster.")
     return 1 if result.errors else 0

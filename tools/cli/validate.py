@@ -1,12 +1,13 @@
 """``pv-agent validate``: check every entry and kb.json; exit 1 on any error."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from pv_agent.engine.loader import load_knowledge_base
 from pv_agent.engine.registry import check_registry
 
-from ._common import add_kb_argument, print_json
+from ._common import add_kb_argument, issue_location, print_json
 
 NAME = "validate"
 HELP = "Wissensbasis prüfen (Schema, Abschnitte, Verweise, kb.json)"
@@ -23,7 +24,7 @@ def run(args) -> int:
     if args.json:
         print_json({"entries": len(result.entries), "clusters": len(result.clusters), "errors": [e.as_dict() for e in errors]})
     else:
-        for issue in errors:
-            print(f"{Path(args.kb) / issue.file}:{issue.line}: {issue.message}")
+        for issue in errors:  # the problems on stderr, the summary on stdout
+            print(f"Fehler: {issue_location(args.kb, issue)}: {issue.message}", file=sys.stderr)
         print(f"{len(result.entries)} Einträge in {len(result.clusters)} Clustern, {len(errors)} Fehler.")
     return 1 if errors else 0
