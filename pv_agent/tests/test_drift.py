@@ -142,7 +142,7 @@ class TestDrift(PvAgentCase):
             self.gfg.with_user(self.clerk2).action_reanswer()
 
     def test_drift_check_time_at_goldset_size(self):
-        """78 stored answers (the goldset's size) with the sample knowledge base: how long the check takes."""
+        """One stored answer per goldset question with the sample knowledge base: how long the check takes."""
         import yaml
 
         self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", engine_bridge.DEFAULT_KB_PATH)
@@ -150,7 +150,7 @@ class TestDrift(PvAgentCase):
         self.reindex()
         with open(f"{engine_bridge.DEFAULT_KB_PATH}/goldset.yaml", encoding="utf-8") as f:
             questions = [q["question"] for q in yaml.safe_load(f)]
-        self.assertEqual(len(questions), 78)
+        self.assertGreaterEqual(len(questions), 78)
         settings = engine_bridge.engine_settings(self.env)
         Message = self.env["pv_agent.message"].sudo()
         conv = self.env["pv_agent.conversation"].sudo().create({"name": "Goldset", "user_id": self.clerk.id})
@@ -166,7 +166,7 @@ class TestDrift(PvAgentCase):
                     "fingerprints": [fingerprint_of_hit(h).as_dict() for h in hits],
                 }, 0)
         answers = Message.search([("role", "=", "answer"), ("conversation_id", "=", conv.id)])
-        self.assertEqual(len(answers), 78)
+        self.assertEqual(len(answers), len(questions))
         cited = answers.source_ids.mapped("entry_id")
         target = cited[0]
         target.with_user(self.manager).body = target.body.replace("\n", "\n\nGeändert.\n", 1)
