@@ -29,6 +29,8 @@ from pv_agent.engine.store import SidecarIndex
 from pv_agent.tests.ollama_api_server import Reply
 from tools.cli.__main__ import main
 
+ROOT = Path(__file__).resolve().parents[1]
+
 from conftest import ROOT
 from kbfactory import entry_text
 
@@ -274,7 +276,8 @@ def test_7_defaults_come_from_the_project_root_and_help_names_them(tmp_path):
     assert str(ROOT / "wissensbasis") in flat and str(ROOT / "data" / "index.db") in flat
     run = subprocess.run([sys.executable, "-m", "tools.cli", "validate"], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
-    assert run.returncode == 0 and "147 Einträge" in run.stdout, run.stderr  # the project's KB, from /tmp
+    shipped = len(json.loads((ROOT / "wissensbasis" / "kb.json").read_text(encoding="utf-8"))["entries"])
+    assert run.returncode == 0 and f"{shipped} Einträge" in run.stdout, run.stderr  # the project's KB, from /tmp
     run = subprocess.run([sys.executable, "-m", "tools.cli", "validate", "--kb", "fehlt"], cwd=tmp_path, env=env,
                          capture_output=True, text=True)
     assert run.returncode == 1 and run.stderr.splitlines() == ["Fehler: fehlt: Ordner der Wissensbasis nicht gefunden"]

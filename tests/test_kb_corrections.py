@@ -228,5 +228,5 @@ def test_validate_command_fails_with_file_and_line(tmp_path, capsys):
 
     write_registry(kb_dir, load_knowledge_base(kb_dir))
     assert validate_cli.run(SimpleNamespace(kb=str(kb_dir), json=False)) == 1
-    out = capsys.readouterr().out
-    assert re.search(r"dokumente/pv-sz-01\.md:\d+: interne Quellennummer 'S16'", out)
+    err = capsys.readouterr().err  # human lines go to stderr
+    assert re.search(r"dokumente/pv-sz-01\.md:\d+: interne Quellennummer 'S16'", err)
