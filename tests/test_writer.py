@@ -74,8 +74,8 @@ def test_written_folder_passes_validate(tmp_path):
     for entry in result.entries:
         (kb / entry.path).write_text(entry_to_markdown(entry), encoding="utf-8")
     run = _cli("validate", "--kb", str(kb))
-    assert run.returncode == 1 and "kb.json ist veraltet" in run.stdout  # files are fine, the registry is old
-    assert "dokumente/" not in run.stdout.replace(str(kb), ""), run.stdout[:2000]
+    assert run.returncode == 1 and "kb.json ist veraltet" in run.stderr  # files are fine, the registry is old
+    assert "dokumente/" not in run.stderr.replace(str(kb), ""), run.stderr[:2000]
     assert _cli("registry", "--kb", str(kb)).returncode == 0
     run = _cli("validate", "--kb", str(kb))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
