@@ -15,6 +15,7 @@ from . import prompts
 from .answer import Answer
 from .config import Settings
 from .context import Context, build_context
+from .deadline import DeadlineExceeded, bounded
 from .drift import fingerprint_of_hit
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
@@ -52,9 +53,12 @@ def ask(
     *,
     client: OllamaClient | None = None,
     now: date | None = None,
+    deadline: float | None = None,
 ) -> Answer:
+    """``deadline`` (a ``time.monotonic()`` value) bounds the total model time: once it is
+    reached no further call starts and the answer ends ``sources_only`` with the reason."""
     run = _Run()
-    client = client or OllamaClient(settings)
+    client = bounded(client or OllamaClient(settings), deadline)
     question = question.strip()
     base = dict(question=question, prompt_version=prompts.PROMPT_VERSION, models={"chat": settings.chat_model})
 
@@ -114,6 +118,8 @@ def ask(
     ]
     try:
         gen = run.add_generation(generate(client, retry_messages, settings))
+    except DeadlineExceeded as exc:
+        return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
     except OllamaError as exc:
         answer = _uncertain_text(first.content, check, first.truncated)
         result = _final("uncertain", answer, check, context, entries, run, base)

@@ -8,3 +8,5 @@ if __name__.startswith("odoo.addons."):
     )
     # reliability and security (issue 7)
     from . import test_rel_access, test_rel_injection_ui, test_rel_privacy
+    # the security review (issue 16)
+    from . import test_sec_review
