@@ -172,3 +172,34 @@ def forget_indexes() -> None:
         _open_indexes.clear()
     for index in indexes:
         index.close()
+
+
+def failure_text(env, exc: BaseException) -> str:
+    """A failure from the engine for the UI: its reason in the user's language (the engine speaks
+    German, Odoo translates), then the engine's detail."""
+    from ..engine.deadline import DeadlineExceeded
+    from ..engine.indexer import EmbeddingDimensionMismatch
+    from ..engine.ollama import OllamaError, OllamaModelMissing, OllamaTimeout, OllamaUnavailable
+
+    _ = env._
+    reasons = (  # most specific first
+        (DeadlineExceeded, _("Time limit for the question reached")),
+        (EmbeddingDimensionMismatch, _("The embedding dimension does not match the index")),
+        (OllamaTimeout, _("The language model does not answer in time")),
+        (OllamaModelMissing, _("Model not present on the Ollama server")),
+        (OllamaUnavailable, _("Language model not reachable")),
+        (OllamaError, _("Language model error")),
+    )
+    detail = str(exc) or type(exc).__name__
+    for kind, reason in reasons:
+        if isinstance(exc, kind):
+            return f"{reason}: {detail}"
+    return detail
+
+
+def stage_text(env, stage: str | None):
+    """A reindex stage of the engine ("vorbereiten", "einbetten", "speichern") in the user's language."""
+    if not stage:
+        return stage
+    _ = env._
+    return {"vorbereiten": _("preparing"), "einbetten": _("embedding"), "speichern": _("saving")}.get(stage, stage)

@@ -301,8 +301,7 @@ class PvAgentMessage(models.Model):
         except Exception as exc:  # any failure must leave the question visibly failed, never lost
             _logger.exception("pv_agent: answering message %s failed", self.id)
             self.env.cr.rollback()
-            reason = getattr(exc, "reason", "")
-            return self._fail(f"{reason}: {exc}" if reason else (str(exc) or type(exc).__name__))
+            return self._fail(engine_bridge.failure_text(self.env, exc))
         self._store_answer(data, int((time.monotonic() - started) * 1000))
 
     def _store_answer(self, data: dict, duration_ms: int):

@@ -183,7 +183,7 @@ class TestSharedThreads(PvAgentCase):
         self.assertEqual(question.answer_id.state, "answered")
         [post] = self.bot_posts(channel)
         self.assertNotIn("551,10", post.body)
-        self.assertIn("panel", post.body)
+        self.assertIn("PV-Agent-Fenster", post.body)  # the clerk reads German: "… im PV-Agent-Fenster …"
 
     def test_channel_of_the_group_gets_the_answer(self):
         channel = self.env["discuss.channel"].sudo().create({"name": "Lohnteam", "channel_type": "channel",
@@ -203,7 +203,7 @@ class TestSharedThreads(PvAgentCase):
                 self.assertLogs("odoo.addons.pv_agent.models.pv_agent_conversation", "ERROR"):
             self.run_cron("pv_agent.ir_cron_pv_agent_answer")
         [post] = self.bot_posts(chat)
-        self.assertIn("could not be answered", post.body)
+        self.assertIn("Die Frage konnte nicht beantwortet werden", post.body)  # in the asker's language
         self.assertNotIn("kaputt", post.body)
         self.assertNotIn(self.ollama.url, post.body)
         question = self.env["pv_agent.message"].search([("author_id", "=", self.clerk.id)])
@@ -338,3 +338,38 @@ class TestFairQueue(PvAgentCase):
         self.queue(self.clerk, 1)
         self.assertEqual(self.env["ir.cron.trigger"].search_count([("cron_id", "in", [c.id for c in crons])]),
                          triggers + 2, "asking wakes both answer crons")
+
+
+@tagged("post_install", "-at_install")
+class TestEngineFailuresTranslated(PvAgentCase):
+    """The engine speaks German; what reaches the UI of a failure is in the asker's language."""
+
+    def test_failure_reason_in_the_askers_language(self):
+        from ..engine.ollama import OllamaUnavailable
+
+        self.import_kb()
+        self.reindex()
+        with patch("odoo.addons.pv_agent.engine.ask.ask", side_effect=OllamaUnavailable("Verbindung weg")), \
+                self.assertLogs("odoo.addons.pv_agent.models.pv_agent_conversation", "ERROR"):
+            german = self.ask_as(self.clerk, QUESTION)  # lang de_DE
+            english = self.ask_as(self.clerk2, QUESTION)  # lang en_US
+        self.assertEqual(german.error, "Sprachmodell nicht erreichbar: Verbindung weg")
+        self.assertEqual(english.error, "Language model not reachable: Verbindung weg")
+
+
+@tagged("post_install", "-at_install")
+class TestUninstallHook(PvAgentCase):
+    def test_hook_removes_index_tables_and_sidecar(self):
+        import os
+
+        from odoo.addons.pv_agent import uninstall_hook
+
+        self.import_kb()
+        self.reindex()
+        self.assertTrue(os.path.exists(self.sidecar))
+        self.env.cr.execute("CREATE TABLE pv_index_hooktest (id int)")
+        self.env.cr.execute("CREATE TABLE pvxindex_keep (id int)")  # "_" is no wildcard here
+        uninstall_hook(self.env)
+        self.assertFalse(os.path.exists(self.sidecar))
+        self.env.cr.execute("SELECT tablename FROM pg_tables WHERE tablename IN ('pv_index_hooktest', 'pvxindex_keep')")
+        self.assertEqual(self.env.cr.fetchall(), [("pvxindex_keep",)])
