@@ -165,7 +165,7 @@ class PvAgentIndexJob(models.Model):
         self.write({"state": "running", "date_start": fields.Datetime.now(), "message": False})
         self.env["ir.cron"]._commit_progress(0)
         started = time.monotonic()
-        with engine_bridge.using_index(self.env.cr.dbname) as index:
+        with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
             if index is None:
                 self.write({"state": "failed", "date_end": fields.Datetime.now(),
                             "message": self.env._("There is no index to check against.")})
