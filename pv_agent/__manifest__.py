@@ -16,9 +16,9 @@ Answers Austrian payroll questions strictly from a curated knowledge base and ci
 statement with the entry's id. The language models run locally through Ollama; no employee
 or payslip data ever reaches a prompt.
 """,
-    "author": "pv_agent",
+    "author": "PV-Agent contributors",
     "license": "LGPL-3",
-    "depends": ["base", "web", "mail", "bus"],
+    "depends": ["mail"],  # brings base, web and bus
     "external_dependencies": {
         "python": ["requests", "numpy", "python-frontmatter", "sqlite-vec", "PyYAML"],
     },
@@ -47,4 +47,5 @@ or payslip data ever reaches a prompt.
     "images": ["static/description/icon.png"],
     "application": True,
     "installable": True,
+    "uninstall_hook": "uninstall_hook",
 }

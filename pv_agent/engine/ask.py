@@ -16,6 +16,7 @@ from .answer import Answer
 from .config import Settings
 from .context import Context, build_context
 from .drift import fingerprints_shown, key_value_fingerprints
+from .deadline import DeadlineExceeded, bounded
 from .gates import nothing_relevant, off_topic_reason
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
@@ -53,9 +54,12 @@ def ask(
     *,
     client: OllamaClient | None = None,
     now: date | None = None,
+    deadline: float | None = None,
 ) -> Answer:
+    """``deadline`` (a ``time.monotonic()`` value) bounds the total model time: once it is
+    reached no further call starts and the answer ends ``sources_only`` with the reason."""
     run = _Run()
-    client = client or OllamaClient(settings)
+    client = bounded(client or OllamaClient(settings), deadline)
     question = question.strip()
     base = dict(question=question, prompt_version=prompts.PROMPT_VERSION, models={"chat": settings.chat_model})
 
@@ -116,6 +120,8 @@ def ask(
     ]
     try:
         gen = run.add_generation(generate(client, retry_messages, settings))
+    except DeadlineExceeded as exc:
+        return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
     except OllamaError as exc:
         answer = _uncertain_text(first.content, check, first.truncated)
         result = _final("uncertain", answer, check, context, entries, run, base)

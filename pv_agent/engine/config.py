@@ -21,7 +21,7 @@ class Settings:
     chat_model: str = "qwen3.8:27b"
     connect_timeout: float = 3.0
     embed_timeout: float = 60.0
-    chat_timeout: float = 240.0
+    chat_timeout: float = 90.0  # below Odoo's 120 s worker limit (limit_time_real)
     embed_batch_size: int = 32
     # Generation (design.md §4)
     temperature: float = 0.1

@@ -9,6 +9,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 
 from odoo.tools import config
 
@@ -42,12 +43,45 @@ def _defaults() -> Settings:
 
 DEFAULTS = _defaults()
 
-# One open index per target (sidecar path or DSN) and worker process, reused across questions;
-# .refresh() notices a rebuilt (swapped) file or flipped build, or an in-place update. The lock keeps two
-# threads of a threaded server from refreshing the shared connection under each other.
+# One open index per target (sidecar path or DSN) and thread, reused across questions;
+# .refresh() notices a rebuilt (swapped) file or flipped build, or an in-place update. A handle
+# per thread: questions in two cron workers or threads never wait for each other's model calls.
 _open_indexes: dict = {}
 _open_lock = threading.Lock()
-_use_locks: dict = {}
+
+# Share of Odoo's worker time limit one cron run may spend on model calls; the rest is for
+# retrieval, storing the answer and Odoo's own bookkeeping.
+MODEL_TIME_SHARE = 0.8
+MODEL_TIME_MARGIN = 5.0
+
+
+def worker_time_limit() -> float | None:
+    """Seconds after which Odoo kills a cron worker (limit_time_real_cron, -1: limit_time_real);
+    None if unlimited."""
+    cron = config.get("limit_time_real_cron", -1)
+    limit = config.get("limit_time_real") if cron in (-1, None) else cron
+    return float(limit) if limit and limit > 0 else None
+
+
+def model_time_budget() -> float | None:
+    """Seconds one cron run may spend answering; None without a worker limit."""
+    limit = worker_time_limit()
+    return None if limit is None else max(5.0, limit * MODEL_TIME_SHARE - MODEL_TIME_MARGIN)
+
+
+def cron_run_deadline(context) -> float | None:
+    """The ``time.monotonic()`` by which the current cron run must be done with model calls.
+
+    Odoo's cron runner puts ``cron_end_time`` (start + MIN_TIME_PER_JOB) into the context and
+    counts the worker limit from the start of the run, which may answer several questions."""
+    budget = model_time_budget()
+    if budget is None:
+        return None
+    from odoo.addons.base.models.ir_cron import MIN_TIME_PER_JOB
+
+    end = context.get("cron_end_time")
+    started = end - MIN_TIME_PER_JOB if end else time.monotonic()
+    return started + budget
 
 
 def engine_settings(env, **overrides) -> Settings:
@@ -97,19 +131,19 @@ def _open_index(target: str):
 
 @contextlib.contextmanager
 def using_index(dbname: str, env=None):
-    """``with using_index(db) as index:`` this process's open, refreshed index (None if none built)."""
-    target = index_target(dbname, env)
+    """``with using_index(db, env) as index:`` this thread's open, refreshed index (None if none built).
+
+    The lock covers only the handle cache; the caller's model calls run without it."""
+    key = (index_target(dbname, env), threading.get_ident())
     with _open_lock:
-        lock = _use_locks.setdefault(target, threading.Lock())
-    with lock:
-        index = _open_indexes.get(target)
+        index = _open_indexes.get(key)
         if index is None:
-            index = _open_indexes[target] = _open_index(target)
-            if index is None:
-                del _open_indexes[target]
-        if index is not None:
-            index.refresh()
-        yield index
+            index = _open_index(key[0])
+            if index is not None:
+                _open_indexes[key] = index
+    if index is not None:
+        index.refresh()
+    yield index
 
 
 def index_stats(dbname: str, env=None) -> dict | None:
@@ -138,3 +172,34 @@ def forget_indexes() -> None:
         _open_indexes.clear()
     for index in indexes:
         index.close()
+
+
+def failure_text(env, exc: BaseException) -> str:
+    """A failure from the engine for the UI: its reason in the user's language (the engine speaks
+    German, Odoo translates), then the engine's detail."""
+    from ..engine.deadline import DeadlineExceeded
+    from ..engine.indexer import EmbeddingDimensionMismatch
+    from ..engine.ollama import OllamaError, OllamaModelMissing, OllamaTimeout, OllamaUnavailable
+
+    _ = env._
+    reasons = (  # most specific first
+        (DeadlineExceeded, _("Time limit for the question reached")),
+        (EmbeddingDimensionMismatch, _("The embedding dimension does not match the index")),
+        (OllamaTimeout, _("The language model does not answer in time")),
+        (OllamaModelMissing, _("Model not present on the Ollama server")),
+        (OllamaUnavailable, _("Language model not reachable")),
+        (OllamaError, _("Language model error")),
+    )
+    detail = str(exc) or type(exc).__name__
+    for kind, reason in reasons:
+        if isinstance(exc, kind):
+            return f"{reason}: {detail}"
+    return detail
+
+
+def stage_text(env, stage: str | None):
+    """A reindex stage of the engine ("vorbereiten", "einbetten", "speichern") in the user's language."""
+    if not stage:
+        return stage
+    _ = env._
+    return {"vorbereiten": _("preparing"), "einbetten": _("embedding"), "speichern": _("saving")}.get(stage, stage)

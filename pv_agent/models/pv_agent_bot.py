@@ -92,16 +92,30 @@ class PvAgentBot(models.AbstractModel):
     # -- outgoing ------------------------------------------------------------------------
     @api.model
     def _post_result(self, question, answer):
-        """Post the answer of ``question`` (or its failure) where the question was asked."""
-        conv = question.conversation_id
-        if not conv.origin_model or conv.origin_model not in self.env:
+        """Post the answer of ``question`` (or a failure line) where the question was asked.
+
+        The place comes from the question, which only the answering job writes. Nothing is posted
+        unless the asker may still post there; in a channel with members outside the PV-Agent
+        group (portal users, guests, colleagues without the group) only a pointer to the panel.
+        """
+        model = question.origin_model
+        if not model or model not in self.env or not question.origin_res_id:
             return
-        record = self.env[conv.origin_model].sudo().browse(conv.origin_res_id).exists()
-        if not record:
+        asker = question.author_id or question.conversation_id.user_id
+        Thread = self.env[model].with_user(asker)
+        thread = Thread._get_thread_with_access(question.origin_res_id, mode=Thread._mail_post_access)
+        if not thread:
+            _logger.info("pv_agent: %s may no longer post on %s,%s; answer %s stays in the panel",
+                         asker.login, model, question.origin_res_id, question.id)
             return
-        asker = question.author_id or conv.user_id
+        record = thread.sudo()
         lang_self = self.with_context(lang=asker.lang or self.env.lang)
-        body = lang_self._result_html(question, answer)
+        if record._name == "discuss.channel" and not self._channel_within_group(record):
+            body = Markup("<p>%s</p>") % lang_self.env._(
+                "PV-Agent answered %s in the PV-Agent panel: this channel has members outside the PV-Agent group.",
+                asker.name)
+        else:
+            body = lang_self._result_html(question, answer)
         try:
             with self.env.cr.savepoint():
                 self._post(record, question.source, body)
@@ -109,10 +123,23 @@ class PvAgentBot(models.AbstractModel):
             _logger.exception("pv_agent: could not post the answer to question %s on %s", question.id, record)
 
     @api.model
+    def _channel_within_group(self, channel) -> bool:
+        """True for a channel whose every member (PV-Agent aside) is a user of the PV-Agent group."""
+        bot = self._bot_partner()
+        for member in channel.sudo().channel_member_ids:
+            if member.partner_id == bot:
+                continue
+            users = member.partner_id.with_context(active_test=False).user_ids  # OdooBot's user is inactive
+            if member.guest_id or not users or not any(u.has_group("pv_agent.group_user") for u in users):
+                return False
+        return True
+
+    @api.model
     def _result_html(self, question, answer) -> Markup:
         if not answer:
-            return Markup("<p>⚠ %s</p>") % self.env._("The question could not be answered: %s",
-                                                       question.error or "")
+            # the reason (an exception, the model server's address) stays in the asker's panel
+            return Markup("<p>⚠ %s</p>") % self.env._(
+                "The question could not be answered. The reason is shown in the asker's PV-Agent panel.")
         answer = answer.with_env(self.env)
         data = json.loads(answer.answer_json or "{}")
         by_id = {e.entry_id: e for e in answer.citation_entry_ids}

@@ -11,6 +11,8 @@ import json
 import logging
 import time
 
+import psycopg2
+
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
@@ -22,6 +24,10 @@ _logger = logging.getLogger(__name__)
 BUS_TYPE = "pv_agent/answer"
 MAX_QUESTION_CHARS = 4000
 RUNNING_STUCK_MINUTES = 15
+PARAM_MAX_PENDING = "pv_agent.max_pending_per_user"
+DEFAULT_MAX_PENDING = 3
+MIN_SECONDS_PER_QUESTION = 20  # less left in a cron run: the next run answers it
+ANSWER_CRONS = ("pv_agent.ir_cron_pv_agent_answer", "pv_agent.ir_cron_pv_agent_answer_2")
 ANSWER_STATES = [
     ("answered", "Answered"),
     ("answered_after_retry", "Answered after a correction"),
@@ -32,6 +38,32 @@ ANSWER_STATES = [
 ]
 MESSAGE_STATES = [("pending", "Waiting"), ("running", "Being answered"), ("done", "Answered"),
                   ("error", "Failed")] + ANSWER_STATES
+
+
+def max_pending(env) -> int:
+    raw = env["ir.config_parameter"].sudo().get_param(PARAM_MAX_PENDING)
+    try:
+        return max(1, int(raw)) if raw else DEFAULT_MAX_PENDING
+    except ValueError:
+        return DEFAULT_MAX_PENDING
+
+
+def wake_answer_crons(env):
+    """Wake every answer cron: Odoo runs each in its own cron worker when it has several."""
+    for xmlid in ANSWER_CRONS:
+        cron = env.ref(xmlid, raise_if_not_found=False)
+        if cron:
+            cron.sudo()._trigger()
+
+
+def check_queue_room(env, user, adding=1):
+    """One user may have only so many questions waiting (Settings): nobody starves the others."""
+    waiting = env["pv_agent.message"].sudo().search_count([
+        ("role", "=", "question"), ("state", "in", ("pending", "running")), ("author_id", "=", user.id)])
+    limit = max_pending(env)
+    if waiting + adding > limit:
+        raise UserError(env._("You already have %s questions waiting for an answer; please wait for them "
+                              "before asking more.", waiting))
 
 
 def _check_user(env):
@@ -72,7 +104,7 @@ class PvAgentConversation(models.Model):
             conv = self.browse(int(conversation_id)).exists()
             if not conv:
                 raise UserError(self.env._("The conversation no longer exists."))
-            conv.check_access("write")
+            conv.check_access("read")  # conversations are read-only for everybody; only the queue writes
             if conv.user_id != self.env.user:
                 raise AccessError(self.env._("You can only ask in your own conversations."))
         message = self._queue_question(question, self.env.user, conversation=conv)
@@ -91,6 +123,7 @@ class PvAgentConversation(models.Model):
             raise UserError(self.env._("Please enter a question."))
         if len(question) > MAX_QUESTION_CHARS:
             raise UserError(self.env._("The question is too long (at most %s characters).", MAX_QUESTION_CHARS))
+        check_queue_room(self.env, user)
         Conversation = self.sudo()
         conv = conversation
         if not conv and origin:
@@ -105,9 +138,11 @@ class PvAgentConversation(models.Model):
         message = self.env["pv_agent.message"].sudo().create({
             "conversation_id": conv.id, "role": "question", "body": question,
             "state": "pending", "author_id": user.id, "source": source,
+            # where to post the answer: fixed on the question, which nobody but this job writes
+            "origin_model": origin._name if origin else False, "origin_res_id": origin.id if origin else False,
         })
         conv.sudo().last_message_at = fields.Datetime.now()
-        self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
+        wake_answer_crons(self.env)
         return message
 
 
@@ -130,6 +165,8 @@ class PvAgentMessage(models.Model):
     source = fields.Selection([("panel", "Panel"), ("discuss", "Discuss"), ("chatter", "Chatter")], "Asked in",
                               default="panel", readonly=True,
                               help="Discuss and chatter: PV-Agent also posts the answer there")
+    origin_model = fields.Char("Asked in (model)", readonly=True)
+    origin_res_id = fields.Many2oneReference("Asked in (record)", model_field="origin_model", readonly=True)
     question_id = fields.Many2one("pv_agent.message", "Question", readonly=True, ondelete="cascade",
                                   index="btree_not_null")
     answer_id = fields.Many2one("pv_agent.message", "Answer", compute="_compute_answer_id")
@@ -157,24 +194,72 @@ class PvAgentMessage(models.Model):
                 raise UserError(self.env._("Only failed questions can be asked again."))
             if msg.author_id != self.env.user and not self.env.user.has_group("pv_agent.group_manager"):
                 raise AccessError(self.env._("You can only ask your own questions again."))
+        for author in self.author_id:
+            check_queue_room(self.env, author, adding=len(self.filtered(lambda m: m.author_id == author)))
         self.sudo().write({"state": "pending", "error": False})
-        self.env.ref("pv_agent.ir_cron_pv_agent_answer").sudo()._trigger()
+        wake_answer_crons(self.env)
         return True
 
     # -- the job -----------------------------------------------------------------------------
     @api.model
     def _cron_answer_pending(self):
-        """Answer pending questions, oldest first (the cron ``PV-Agent: Fragen beantworten``)."""
+        """Answer pending questions (the crons ``PV-Agent: answer questions``), user by user.
+
+        Each question is claimed with a row lock that other cron workers skip, so several
+        workers answer side by side. A run stops before Odoo's worker time limit and wakes
+        the crons for the rest."""
         cron = self.env["ir.cron"]
         self._fail_stuck()
+        run_deadline = engine_bridge.cron_run_deadline(self.env.context)
         while True:
-            question = self.search([("role", "=", "question"), ("state", "=", "pending")], order="id", limit=1)
-            if not question:
-                break
             remaining = self.search_count([("role", "=", "question"), ("state", "=", "pending")])
-            question._answer()
+            if not remaining:
+                break
+            if run_deadline is not None and run_deadline - time.monotonic() < min(
+                    MIN_SECONDS_PER_QUESTION, engine_bridge.model_time_budget() / 2):
+                wake_answer_crons(self.env)  # a fresh run (and worker time limit) takes the rest
+                cron._commit_progress(0, remaining=remaining)
+                break
+            question = self._claim_next()
+            if not question:
+                break  # all pending questions are being claimed by other workers
+            question._answer(deadline=run_deadline)
             if not cron._commit_progress(1, remaining=max(remaining - 1, 0)):
                 break
+
+    @api.model
+    def _next_questions(self):
+        """Pending questions in answering order: round-robin over the askers, whoever was served
+        least recently first, each asker's oldest question first."""
+        pending = self.search([("role", "=", "question"), ("state", "=", "pending")], order="id")
+        if not pending:
+            return pending
+        served = dict(self._read_group([("role", "=", "question"), ("state", "not in", ("pending",)),
+                                        ("author_id", "in", pending.author_id.ids)],
+                                       ["author_id"], ["id:max"]))
+        queues: dict = {}
+        for question in pending:
+            queues.setdefault(question.author_id, []).append(question)
+        askers = sorted(queues, key=lambda a: (served.get(a, 0), queues[a][0].id))
+        order = []
+        while any(queues[a] for a in askers):
+            order += [queues[a].pop(0) for a in askers if queues[a]]
+        return self.browse([q.id for q in order])
+
+    @api.model
+    def _claim_next(self):
+        """The next question no other worker has claimed, locked until ``_answer`` marks it running."""
+        for question in self._next_questions():
+            try:
+                with self.env.cr.savepoint():
+                    self.env.cr.execute(
+                        "SELECT id FROM pv_agent_message WHERE id = %s AND state = 'pending' FOR UPDATE SKIP LOCKED",
+                        [question.id])
+                    if self.env.cr.fetchone():
+                        return question
+            except psycopg2.errors.SerializationFailure:
+                continue  # another worker took it since this transaction began
+        return self.browse()
 
     @api.model
     def _fail_stuck(self):
@@ -184,8 +269,11 @@ class PvAgentMessage(models.Model):
             question = question.with_context(lang=question.author_id.lang or self.env.lang)
             question._fail(question.env._("Answering was interrupted. Please ask again."))
 
-    def _answer(self):
-        """Answer one question. Commits before the model call and after storing the result."""
+    def _answer(self, deadline=None):
+        """Answer one question. Commits before the model call and after storing the result.
+
+        ``deadline`` (``time.monotonic()``) bounds the model calls; by default the budget of
+        one cron run (Odoo's worker time limit)."""
         self.ensure_one()
         asker = self.author_id or self.conversation_id.user_id
         self = self.with_context(lang=asker.lang or self.env.lang)  # messages in the asker's language
@@ -200,17 +288,20 @@ class PvAgentMessage(models.Model):
         try:
             from ..engine.ask import ask
 
-            with engine_bridge.using_index(self.env.cr.dbname) as index:
+            if deadline is None:
+                budget = engine_bridge.model_time_budget()
+                deadline = started + budget if budget is not None else None
+            with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
                 if index is None:
                     return self._fail(self.env._(
                         "There is no index yet. A PV-Agent manager has to import the knowledge base "
                         "and reindex."))
-                data = ask(question_text, index, settings, client=OllamaClient(settings)).as_dict()
+                data = ask(question_text, index, settings, client=OllamaClient(settings),
+                           deadline=deadline).as_dict()
         except Exception as exc:  # any failure must leave the question visibly failed, never lost
             _logger.exception("pv_agent: answering message %s failed", self.id)
             self.env.cr.rollback()
-            reason = getattr(exc, "reason", "")
-            return self._fail(f"{reason}: {exc}" if reason else (str(exc) or type(exc).__name__))
+            return self._fail(engine_bridge.failure_text(self.env, exc))
         self._store_answer(data, int((time.monotonic() - started) * 1000))
 
     def _store_answer(self, data: dict, duration_ms: int):
@@ -260,6 +351,5 @@ class PvAgentMessage(models.Model):
         if self.source in ("discuss", "chatter"):
             # posted first, so that the browser told below finds PV-Agent's message there
             self.env["pv_agent.bot"]._post_result(self, answer)
-            payload.update(origin_model=self.conversation_id.origin_model,
-                           origin_res_id=self.conversation_id.origin_res_id)
+            payload.update(origin_model=self.origin_model, origin_res_id=self.origin_res_id)
         user._bus_send(BUS_TYPE, payload)

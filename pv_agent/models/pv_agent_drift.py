@@ -36,8 +36,9 @@ class PvAgentAnswerSource(models.Model):
     message_id = fields.Many2one("pv_agent.message", "Answer", required=True, index=True, ondelete="cascade",
                                  readonly=True)
     user_id = fields.Many2one(related="message_id.user_id", store=True, string="Asked by", index=True)
-    question = fields.Text(related="message_id.question_id.body", string="Question")
-    answered_on = fields.Datetime(related="message_id.create_date", string="Answered on")
+    # read as the caller, not as superuser (see pv_agent.feedback.question)
+    question = fields.Text(related="message_id.question_id.body", string="Question", compute_sudo=False)
+    answered_on = fields.Datetime(related="message_id.create_date", string="Answered on", compute_sudo=False)
     entry_ref = fields.Char("Entry id", required=True, index=True, readonly=True)
     entry_id = fields.Many2one("pv_agent.entry", "Entry", index=True, readonly=True, ondelete="set null",
                                context={"active_test": False})
@@ -164,7 +165,7 @@ class PvAgentIndexJob(models.Model):
         self.write({"state": "running", "date_start": fields.Datetime.now(), "message": False})
         self.env["ir.cron"]._commit_progress(0)
         started = time.monotonic()
-        with engine_bridge.using_index(self.env.cr.dbname) as index:
+        with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
             if index is None:
                 self.write({"state": "failed", "date_end": fields.Datetime.now(),
                             "message": self.env._("There is no index to check against.")})

@@ -266,10 +266,17 @@ class PvAgentEntry(models.Model):
             raise AccessError(self.env._("Only PV-Agent managers may manage the knowledge base."))
 
     @api.model
-    def action_import_knowledge_base(self, path=None):
-        """Import the folder (Settings path or the bundled sample); returns the import job."""
+    def action_import_knowledge_base(self):
+        """Import the folder saved in Settings (or the bundled sample); returns the import job.
+
+        Takes no path: which server folder is read (and which entries are archived for missing
+        from it) is the administrators' setting, not a caller's argument.
+        """
         self._check_manager()
-        path = path or engine_bridge.kb_path(self.env)
+        return self._import_knowledge_base(engine_bridge.kb_path(self.env))
+
+    @api.model
+    def _import_knowledge_base(self, path: str):
         job = self.env["pv_agent.index.job"].sudo().create({"kind": "import", "state": "running",
                                                             "kb_path": path})
         started = time.monotonic()

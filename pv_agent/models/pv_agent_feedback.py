@@ -22,12 +22,17 @@ class PvAgentFeedback(models.Model):
 
     message_id = fields.Many2one("pv_agent.message", "Answer", required=True, index=True, ondelete="cascade",
                                  readonly=True, domain=[("role", "=", "answer")])
-    question = fields.Text("Question", related="message_id.question_id.body")
-    answer_state = fields.Selection(related="message_id.state", string="State of the answer")
-    answer_json = fields.Text(related="message_id.answer_json", string="Answer object")
-    answer_html = fields.Html("Answer as shown", compute="_compute_answer_html", sanitize=False)
-    citation_entry_ids = fields.Many2many(related="message_id.citation_entry_ids", string="Cited entries")
-    cited_html = fields.Html("Cited entries as they are now", compute="_compute_answer_html", sanitize=False)
+    # Related fields read as the caller (compute_sudo=False): as superuser (Odoo's default for
+    # related fields) any method that reads them — e.g. Enterprise's gantt helpers — hands the
+    # question and the answer to users the record rules keep out.
+    question = fields.Text("Question", related="message_id.question_id.body", compute_sudo=False)
+    answer_state = fields.Selection(related="message_id.state", string="State of the answer", compute_sudo=False)
+    answer_json = fields.Text(related="message_id.answer_json", string="Answer object", compute_sudo=False)
+    answer_html = fields.Html("Answer as shown", compute="_compute_answer_html", sanitize=False, compute_sudo=False)
+    citation_entry_ids = fields.Many2many(related="message_id.citation_entry_ids", string="Cited entries",
+                                          compute_sudo=False)
+    cited_html = fields.Html("Cited entries as they are now", compute="_compute_answer_html", sanitize=False,
+                             compute_sudo=False)
     user_id = fields.Many2one("res.users", "From", required=True, readonly=True, index=True,
                               default=lambda self: self.env.user)
     kind = fields.Selection([("up", "Helpful"), ("down", "Not helpful"), ("correction", "Correction suggested")],

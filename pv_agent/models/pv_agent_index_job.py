@@ -124,7 +124,8 @@ class PvAgentIndexJob(models.Model):
         settings = engine_bridge.engine_settings(self.env)
         store, target = pv_agent_store.build_target(self.env)  # the store chosen in Settings
         self.write({"state": "running", "date_start": fields.Datetime.now(), "progress_done": 0,
-                    "progress_total": len(entries), "progress_stage": "vorbereiten", "message": False})
+                    "progress_total": len(entries), "progress_stage": engine_bridge.stage_text(self.env, "vorbereiten"),
+                    "message": False})
         cron._commit_progress(remaining=1)  # the admin sees "running" now
         started = time.monotonic()
         last = [0.0]
@@ -133,7 +134,8 @@ class PvAgentIndexJob(models.Model):
             now = time.monotonic()
             if now - last[0] >= PROGRESS_EVERY_SECONDS or done >= total:
                 last[0] = now
-                self.write({"progress_stage": stage, "progress_done": done, "progress_total": total})
+                self.write({"progress_stage": engine_bridge.stage_text(self.env, stage), "progress_done": done,
+                            "progress_total": total})
                 cron._commit_progress(0)  # the admin watches the job's progress bar move
 
         try:
@@ -147,7 +149,7 @@ class PvAgentIndexJob(models.Model):
             self.write({"state": "failed", "date_end": fields.Datetime.now(),
                         "seconds": round(time.monotonic() - started, 2),
                         "message": self.env._("Reindex failed, the previous index stays in "
-                                              "service: %(error)s", error=_describe(exc))})
+                                              "service: %(error)s", error=engine_bridge.failure_text(self.env, exc))})
             return
         self._mark_indexed(Entry, snapshot)
         pv_agent_store.activate(self.env, store)  # questions read from the new store from now on
@@ -189,8 +191,3 @@ class PvAgentIndexJob(models.Model):
 def _as_dict(report) -> dict:
     return report.as_dict() if hasattr(report, "as_dict") else dataclasses.asdict(report)
 
-
-def _describe(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", "")
-    text = str(exc) or type(exc).__name__
-    return f"{reason}: {text}" if reason else text

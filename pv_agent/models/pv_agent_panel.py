@@ -129,3 +129,5 @@ class PvAgentMessage(models.Model):
         self.check_access("read")
         if self.role != "answer":
             raise AccessError(self.env._("Only answers can be rated."))
+        if (self.author_id or self.conversation_id.user_id) != self.env.user:
+            raise AccessError(self.env._("Only the user who asked can rate an answer or suggest a correction."))

@@ -30,6 +30,11 @@ class ResConfigSettings(models.TransientModel):
         help="Entries edited in Odoo are written back as markdown files into the knowledge-base folder "
              "(when Odoo may write there). Off: managers download them and commit them themselves.")
 
+    pv_agent_max_pending = fields.Integer(
+        "Waiting questions per user", config_parameter="pv_agent.max_pending_per_user", default=3,
+        help="How many questions one user may have waiting for an answer at a time.")
+    pv_agent_time_warning = fields.Char("Time limits", compute="_compute_pv_agent_time_warning")
+
     pv_agent_index_entries = fields.Integer("Entries in the index", compute="_compute_pv_agent_index")
     pv_agent_index_chunks = fields.Integer("Sections in the index", compute="_compute_pv_agent_index")
     pv_agent_index_vectors = fields.Boolean("Vectors present", compute="_compute_pv_agent_index")
@@ -69,7 +74,22 @@ class ResConfigSettings(models.TransientModel):
             rec.pv_agent_last_job_id = last
             rec.pv_agent_entry_count = count
 
-    @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k")
+    def _compute_pv_agent_time_warning(self):
+        """A warning when Odoo's worker time limit leaves a question too little model time."""
+        limit = engine_bridge.worker_time_limit()
+        budget = engine_bridge.model_time_budget()
+        settings = engine_bridge.engine_settings(self.env)
+        warning = False
+        if budget is not None and budget < settings.chat_timeout:
+            warning = self.env._(
+                "Odoo stops a cron worker after %(limit)s s (limit_time_real / limit_time_real_cron): a question gets "
+                "%(budget)s s of model time, less than one call may take (chat timeout %(timeout)s s). Slow answers "
+                "end as \"sources only\"; raise Odoo's limit or use a faster model.",
+                limit=int(limit), budget=int(budget), timeout=int(settings.chat_timeout))
+        for rec in self:
+            rec.pv_agent_time_warning = warning
+
+    @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k", "pv_agent_max_pending")
     def _check_pv_agent_values(self):
         for rec in self:
             url = (rec.pv_agent_ollama_url or "").strip()
@@ -77,6 +97,8 @@ class ResConfigSettings(models.TransientModel):
                 raise ValidationError(self.env._("The Ollama URL must start with http:// or https://."))
             if rec.pv_agent_num_ctx and rec.pv_agent_num_ctx < 2048:
                 raise ValidationError(self.env._("The context window (num_ctx) must be at least 2048."))
+            if rec.pv_agent_max_pending and not 1 <= rec.pv_agent_max_pending <= 100:
+                raise ValidationError(self.env._("Waiting questions per user must be between 1 and 100."))
             if rec.pv_agent_top_k and not 1 <= rec.pv_agent_top_k <= 50:
                 raise ValidationError(self.env._("Sources per answer (top-k) must be between 1 and 50."))
 
@@ -110,7 +132,8 @@ class ResConfigSettings(models.TransientModel):
 
     def action_pv_agent_import(self):
         self.env["pv_agent.entry"]._check_manager()
-        job = self.env["pv_agent.entry"].action_import_knowledge_base(self.pv_agent_kb_path or None)
+        # the saved folder: Odoo saves the form (set_values, administrators only) before this runs
+        job = self.env["pv_agent.entry"].action_import_knowledge_base()
         return {
             "type": "ir.actions.act_window",
             "res_model": "pv_agent.index.job",

@@ -10,3 +10,5 @@ if __name__.startswith("odoo.addons."):
     from . import test_rel_access, test_rel_injection_ui, test_rel_privacy
     # edits in Odoo and the markdown files (issue 20)
     from . import test_entry_sync, test_ui_entry_sync
+    # the security review (issue 16)
+    from . import test_sec_review

@@ -76,7 +76,8 @@ class TestImport(PvAgentCase):
 
     def test_missing_folder_reports_and_archives_nothing(self):
         self.import_kb()
-        job = self.Entry.with_user(self.manager).action_import_knowledge_base(os.path.join(self.tmp, "nichts"))
+        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", os.path.join(self.tmp, "nichts"))
+        job = self.Entry.with_user(self.manager).action_import_knowledge_base()
         self.assertEqual(job.state, "failed")
         self.assertIn("nicht gefunden", job.message)
         self.assertEqual(self.Entry.search_count([]), 3)
