@@ -1,9 +1,15 @@
-"""Checks of a generated answer against the context blocks it was given (design.md §5).
+"""Checks of a generated answer against the context blocks it was given (docs/verification.md).
 
 1. Every cited id is one of the blocks' ids (and exists in the index).
-2. Every figure of the answer occurs in a block that the same sentence cites.
-3. Where the blocks disagree (entries marked with ⚠ and linked by cross_refs, or the same
-   quantity with different values), an answer that cites only one side fails.
+2. Every figure of every sentence (headings, questions and gap sentences included; only the
+   exact refusal sentence is exempt) is backed by a *fact* of a block the same sentence cites:
+   same value and unit, and a row, column and year consistent with the sentence
+   (figures.mismatch). Figures the clerk wrote in the question are given, not claims.
+3. Where the blocks disagree (⚠ entries linked by cross_refs, or the same quantity with
+   different values), an answer that states one side must state each side it names with its
+   citation and ⚠, and say which side a block calls maßgeblich/überholt.
+4. Every claim sentence gets a support state: ``quote``, ``paraphrase`` or ``unsupported``;
+   an answer whose substantive claims are mostly unsupported does not pass.
 
 Returns plain data; the caller decides between regeneration, ``uncertain`` and ``refused``.
 """
@@ -12,25 +18,35 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
+
+import numpy as np
 
 from . import figures as fg
+from . import markdown as md
 from .context import Context, ContextBlock
-from .textnorm import STOPWORDS, tokens
+from .textnorm import STOPWORDS, fold, tokens
 
 _ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 _CITATION = re.compile(rf"\[\s*(?:⚠\s*)?({_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*)\s*\](?!\()")
 _LEADING_CITATIONS = re.compile(rf"(?:\[\s*(?:⚠\s*)?{_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*\s*\][\s.,;]*)+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
-_ABBREVIATIONS = frozenset(
-    "z b bzw abs nr lit ca inkl exkl max mind gem lt vgl ziff s z art usw etc u a d h ggf idr ivm isd "
-    "std mio tsd bzgl dr mag ua dh zb iSd jew".split()
-)
-# Sentences that state a gap or ask back are not claims that need a source.
-_NO_CLAIM = re.compile(r"keine Aussage|nicht belegt", re.IGNORECASE)
+_ABBREVIATIONS = md.ABBREVIATIONS
+# Sentences that state a gap: their figures are checked, but without a figure they are no claim.
+_GAP = re.compile(r"keine Aussage|nicht belegt|enthält (?:die Wissensbasis )?(?:dazu )?(?:keine|nichts)", re.IGNORECASE)
+# "Siehe auch [id]" names an entry without stating what it says.
+_SEE_ALSO = re.compile(r"\b(?:siehe(?: auch)?|vgl\.?|s\. auch|weiterführend)\b", re.IGNORECASE)
+_STATUS_WORDS = re.compile(r"maßgeblich|überholt|veraltet|nicht mehr (?:gültig|aktuell)|gilt nicht mehr", re.IGNORECASE)
 
+# Claim support (item 7): calibrated on one half of a labelled claim/section set, reported on
+# the other (tools/calibrate_claims.py, docs/verification.md). LEXICAL: share of the claim's
+# content words (5-letter stems) found in the best sentence of a cited block; EMBEDDING: cosine.
+QUOTE_COVERAGE = 0.9
+PARAPHRASE_LEXICAL = 0.5
+PARAPHRASE_EMBEDDING = 0.85
 
+Similarity = Callable[[Sequence[str]], "np.ndarray"]  # texts → L2-normalised row vectors
 @dataclass
 class Unit:
     """A sentence, list item or table row of the answer, with its citations."""
@@ -50,30 +66,67 @@ class CitationCheck:
     supported: bool
 
 
+REASONS = {
+    "not_in_block": "steht in keinem zitierten Eintrag",
+    "other_block": "steht nur in einem anderen, hier nicht zitierten Eintrag",
+    "year": "steht im zitierten Eintrag für ein anderes Jahr",
+    "period": "steht im zitierten Eintrag in einer anderen Zeile (monatlich/täglich/jährlich)",
+    "share": "steht im zitierten Eintrag in einer anderen Spalte (voll/halb)",
+    "row": "steht im zitierten Eintrag in einer anderen Zeile",
+    "bound": "ist im zitierten Eintrag keine Grenze",
+    "refuted": "wird im zitierten Eintrag als falsch oder überholt bezeichnet",
+}
+
+
 @dataclass
 class FigureIssue:
     figure: str
     sentence: str
     cited: list[str]
-    found_in: list[str]  # blocks that do hold the figure
+    found_in: list[str]  # blocks that do hold the figure (in any role)
+    reason: str = "not_in_block"  # a key of REASONS
 
     def as_dict(self) -> dict:
-        return {"figure": self.figure, "sentence": self.sentence, "cited": self.cited, "found_in": self.found_in}
+        return {"figure": self.figure, "sentence": self.sentence, "cited": self.cited,
+                "found_in": self.found_in, "reason": self.reason}
+
+
+@dataclass
+class ClaimCheck:
+    """The support state of one claim sentence: quote | paraphrase | unsupported."""
+
+    sentence: str
+    cited: list[str]
+    state: str
+    score: float  # lexical coverage or cosine of the best sentence of a cited block
+    measure: str  # "lexical" | "embedding" | "none"
+    figures_backed: bool = False  # the sentence has figures and each is backed in its role
+
+    def as_dict(self) -> dict:
+        return {"sentence": self.sentence, "cited": self.cited, "state": self.state,
+                "score": round(self.score, 3), "measure": self.measure, "figures_backed": self.figures_backed}
 
 
 @dataclass
 class ConflictGroup:
     ids: list[str]
     reason: str  # "marked" (⚠ + cross_refs) | "values" (same quantity, different values)
-    cited: list[str] = field(default_factory=list)
+    cited: list[str] = field(default_factory=list)  # sides the answer states (not only "siehe auch")
+    unmarked: list[str] = field(default_factory=list)  # sides stated without ⚠
+    status_missing: bool = False  # a block calls one side maßgeblich/überholt, the answer does not
 
     @property
     def one_sided(self) -> bool:
-        """Only one side cited (a group of three sides may be answered with any two)."""
+        """Only one side stated (a group of three sides may be answered with any two)."""
         return len(self.cited) == 1
 
+    @property
+    def failing(self) -> bool:
+        return bool(self.cited) and (self.one_sided or bool(self.unmarked) or self.status_missing)
+
     def as_dict(self) -> dict:
-        return {"ids": self.ids, "reason": self.reason, "cited": self.cited, "one_sided": self.one_sided}
+        return {"ids": self.ids, "reason": self.reason, "cited": self.cited, "one_sided": self.one_sided,
+                "unmarked": self.unmarked, "status_missing": self.status_missing}
 
 
 @dataclass
@@ -84,6 +137,15 @@ class Verification:
     conflicts: list[ConflictGroup]
     missing_citations: bool  # a substantive answer without a single citation
     leaked_prompt: bool = False  # the answer repeats the system prompt (an injection succeeded)
+    checked_figures: int = 0  # figures compared with the facts of the cited entries
+    given_figures: list[str] = field(default_factory=list)  # figures the question itself gave
+    claims: list[ClaimCheck] = field(default_factory=list)
+
+    @property
+    def claims_mostly_unsupported(self) -> bool:
+        # a sentence whose figures are each backed in their role counts as supported
+        unsupported = [c for c in self.claims if c.state == "unsupported" and not c.figures_backed]
+        return bool(self.claims) and len(unsupported) * 2 > len(self.claims)
 
     @property
     def ok(self) -> bool:
@@ -92,12 +154,26 @@ class Verification:
             or self.unknown_citations
             or self.unsupported_figures
             or self.missing_citations
-            or any(c.one_sided for c in self.conflicts)
+            or self.claims_mostly_unsupported
+            or any(c.failing for c in self.conflicts)
         )
 
     @property
     def valid_citations(self) -> list[str]:
         return [c.id for c in self.citations if c.retrieved and c.exists]
+
+    def summary(self) -> dict:
+        """What was checked, for the state line: counts of figures and claims."""
+        states = [c.state for c in self.claims]
+        return {
+            "figures_checked": self.checked_figures,
+            "figures_unsupported": len(self.unsupported_figures),
+            "figures_given": len(self.given_figures),
+            "claims": len(states),
+            "claims_quote": states.count("quote"),
+            "claims_paraphrase": states.count("paraphrase"),
+            "claims_unsupported": states.count("unsupported"),
+        }
 
     def flags(self) -> dict:
         return {
@@ -106,6 +182,8 @@ class Verification:
             "conflicts": [c.as_dict() for c in self.conflicts],
             "missing_citations": self.missing_citations,
             "leaked_prompt": self.leaked_prompt,
+            "claims": [c.as_dict() for c in self.claims],
+            "checked": self.summary(),
         }
 
 
@@ -300,10 +378,25 @@ def _quantities(block: ContextBlock):
 
 
 # -- the check ----------------------------------------------------------------------------
-def verify(answer: str, context: Context, *, exists: Callable[[str], bool] | None = None) -> Verification:
+def verify(
+    answer: str,
+    context: Context,
+    *,
+    exists: Callable[[str], bool] | None = None,
+    question: str = "",
+    similarity: Similarity | None = None,
+    refusal: str | None = None,
+) -> Verification:
+    """Check ``answer`` against ``context``. ``question``'s own figures are given; ``similarity``
+    (texts → L2-normalised vectors) decides paraphrases, a lexical measure when it is None."""
     blocks = {b.entry_id: b for b in context.blocks}
-    figure_sets = {i: fg.FigureSet.of(b.render()) for i, b in blocks.items()}
+    facts = {i: fg.block_facts(i, b.text, title=b.title, stand=b.stand) for i, b in blocks.items()}
+    question_figures = [f for f in fg.extract(question) if f.kind != "number" or fg.is_answer_figure(f)]
     units = split_units(answer)
+    if refusal is None:
+        from . import prompts
+        refusal = prompts.REFUSAL
+    refusal_key = " ".join(refusal.split()).rstrip(".")
 
     cited: list[str] = []
     for u in units:
@@ -313,20 +406,56 @@ def verify(answer: str, context: Context, *, exists: Callable[[str], bool] | Non
             cited.append(c)
 
     issues: list[FigureIssue] = []
+    given: list[str] = []
+    checked = 0
     failing_ids: set[str] = set()
+    claim_units: list[Unit] = []
+    unbacked_units: set[int] = set()
+    figure_units: set[int] = set()
     for u in units:
-        if u.kind == "heading" or u.text.rstrip().endswith("?") or _NO_CLAIM.search(u.text):
+        text = _CITATION.sub(lambda m: " " * len(m.group(0)), u.text)
+        if " ".join(text.split()).strip(" .") == refusal_key:
             continue
-        support = fg.FigureSet()
-        for c in u.citations:
-            if c in figure_sets:
-                support.merge(figure_sets[c])
-        for fig in fg.extract(u.text):
-            if not fg.is_answer_figure(fig) or support.supports(fig):
-                continue
-            found = [i for i, fs in figure_sets.items() if fs.supports(fig)]
-            issues.append(FigureIssue(fig.text, u.text.strip(), list(u.citations), found))
-            failing_ids.update(u.citations)
+        unit_figs = [f for f in fg.extract(text) if fg.is_answer_figure(f)]
+        if _is_claim(u, text, unit_figs):
+            claim_units.append(u)
+        if not unit_figs:
+            continue
+        figure_units.add(id(u))
+        unit_cites = _heading_citations(u, units) if u.kind == "heading" else u.citations
+        cited_facts = [f for c in unit_cites for f in facts.get(c, ())]
+        answer_facts = [f for c in cited for f in facts.get(c, ())]
+        sentence_years = fg._years(unit_figs, text)
+        sentence_period = fg._dimension(fg._PERIODS, fg._without_figures(text, unit_figs))
+        sentence_share = fg._dimension(fg._SHARES, fg._without_figures(text, unit_figs))
+        surcharge = bool(fg._SURCHARGE.search(text))
+        refuted = bool(fg._REFUTED.search(text))
+        for offset, clause in fg.segments(text):
+            clause_figs = fg.extract(clause)
+            for fig in clause_figs:
+                if fig.kind == "number" and not fg.is_answer_figure(fig):
+                    continue
+                if any(_matches(fig, q) for q in question_figures):
+                    given.append(fig.text)
+                    continue
+                checked += 1
+                role = fg.role_of(fig, clause, clause_figs, fallback_years=sentence_years)
+                role = fg.Role(
+                    companions=role.companions, years=role.years,
+                    period=role.period or sentence_period, share=role.share or sentence_share,
+                    surcharge=surcharge, bound=role.bound, refuted=refuted,
+                )
+                # a year is backed by any cited entry about that year; every other figure by a
+                # fact of an entry cited in its own sentence
+                reason = _support(fig, role, answer_facts if fig.kind == "year" else cited_facts)
+                if not reason:
+                    continue
+                found = [i for i, fs in facts.items() if any(_matches(fig, f.figure) for f in fs)]
+                if reason == "not_in_block" and any(i not in unit_cites for i in found):
+                    reason = "other_block"
+                issues.append(FigureIssue(fig.text, u.text.strip(), list(unit_cites), found, reason))
+                failing_ids.update(unit_cites)
+                unbacked_units.add(id(u))
 
     checks: list[CitationCheck] = []
     unknown: list[str] = []
@@ -338,19 +467,142 @@ def verify(answer: str, context: Context, *, exists: Callable[[str], bool] | Non
         checks.append(CitationCheck(c, retrieved, known, retrieved and known and c not in failing_ids))
 
     conflicts = find_conflicts(context.blocks)
-    for g in conflicts:
-        g.cited = [i for i in g.ids if i in cited]
+    _check_conflict_sides(conflicts, units, blocks)
 
-    substantive = any(
-        u.kind != "heading" and not u.text.rstrip().endswith("?") and not _NO_CLAIM.search(u.text) for u in units
-    )
+    claims = [_claim_support(u, blocks, similarity) for u in claim_units]
+    for u, claim in zip(claim_units, claims):
+        claim.figures_backed = id(u) in figure_units and id(u) not in unbacked_units
     return Verification(
         citations=checks,
         unknown_citations=unknown,
         unsupported_figures=issues,
         conflicts=conflicts,
-        missing_citations=substantive and not cited,
+        missing_citations=bool(claim_units) and not cited,
+        checked_figures=checked,
+        given_figures=given,
+        claims=claims,
     )
+
+
+def _matches(fig: fg.Figure, other: fg.Figure) -> bool:
+    if fig.kind == "date" and other.kind == "date":
+        (y, m, d), (oy, om, od) = fig.value, other.value
+        return m == om and (d is None or d == od) and (y is None or oy is None or y == oy)
+    if fig.kind == "year" and other.kind == "date":
+        return other.value[0] == fig.value
+    return fg.same_value(fig, other)
+
+
+def _heading_citations(heading: Unit, units: list[Unit]) -> list[str]:
+    """A heading's figures may be backed by the entries cited in the section below it."""
+    out: list[str] = list(heading.citations)
+    after = units[units.index(heading) + 1 :]
+    for u in after:
+        if u.kind == "heading":
+            break
+        out += [c for c in u.citations if c not in out]
+    return out
+
+
+def _support(fig: fg.Figure, role: fg.Role, cited_facts: list[fg.Fact]) -> str:
+    """"" when a fact of the cited blocks backs ``fig`` in ``role``, else the reason why not."""
+    if fig.kind == "year":  # a year is backed by any fact about that year in a cited block
+        if any(fig.value in f.role.years for f in cited_facts):
+            return ""
+        return "not_in_block"
+    reasons = []
+    for fact in cited_facts:
+        if not _matches(fig, fact.figure):
+            continue
+        if fig.kind == "date":
+            if fig.value[0] is None and fact.figure.value[0] is None and role.years and fact.role.years \
+                    and not role.years & fact.role.years:
+                reasons.append("year")
+                continue
+            return ""
+        why = fg.mismatch(role, fact.role)
+        if not why:
+            return ""
+        reasons.append(why)
+    return reasons[0] if reasons else "not_in_block"
+
+
+def _is_claim(u: Unit, text: str, figs) -> bool:
+    """A sentence that states something about payroll: not a heading, not a question or gap
+    sentence without figures, with at least three content words."""
+    if u.kind == "heading" and not figs:
+        return False
+    if not figs and (text.rstrip().endswith("?") or _GAP.search(text)):
+        return False
+    return len(_content_words(text)) >= 3 or bool(figs)
+
+
+def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blocks) -> None:
+    stated: list[str] = []
+    marked: set[str] = set()
+    status_named: set[str] = set()
+    for u in units:
+        if u.kind == "heading" or _SEE_ALSO.search(u.text):
+            continue
+        for c in u.citations:
+            if c not in stated:
+                stated.append(c)
+            if "⚠" in u.text:
+                marked.add(c)
+            if _STATUS_WORDS.search(u.text):
+                status_named.add(c)
+    for g in conflicts:
+        g.cited = [i for i in g.ids if i in stated]
+        if g.reason == "marked":
+            g.unmarked = [i for i in g.cited if i not in marked]
+        says_status = any(_STATUS_WORDS.search(blocks[i].text) for i in g.ids if i in blocks)
+        g.status_missing = bool(g.cited) and says_status and not (status_named & set(g.cited))
+
+
+# -- claim support --------------------------------------------------------------------------
+def _content_words(text: str) -> list[str]:
+    text = _CITATION.sub(" ", text)
+    return [t[:5] for t in tokens(text) if t not in STOPWORDS and not t.isdigit() and len(t) > 2]
+
+
+def block_sentences(block: ContextBlock) -> list[str]:
+    """The sentences, list items and table rows of a block: what a claim may quote."""
+    out: list[str] = []
+    for node in md.parse(block.text):
+        if node.kind == "table":
+            for row in node.rows:
+                out.append(" ".join(f"{h} {c}" for h, c in zip(node.header, row)) or " ".join(row))
+        elif node.kind in ("item", "paragraph", "heading"):
+            out.extend(md.sentences(md.plain(node.text)))
+    return [s for s in out if s.strip()]
+
+
+def lexical_coverage(claim: str, sentence: str) -> float:
+    """Share of the claim's content words (5-letter stems) that the sentence contains."""
+    words = set(_content_words(claim))
+    if not words:
+        return 0.0
+    return len(words & set(_content_words(sentence))) / len(words)
+
+
+def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck:
+    sentences = [s for c in u.citations if c in blocks for s in block_sentences(blocks[c])]
+    claim = " ".join(_CITATION.sub(" ", u.text).split())
+    if not sentences:
+        return ClaimCheck(u.text.strip(), list(u.citations), "unsupported", 0.0, "none")
+    folded = fold(claim).strip(" .")
+    if folded and any(folded in fold(s) for s in sentences):
+        return ClaimCheck(u.text.strip(), list(u.citations), "quote", 1.0, "lexical")
+    lexical = max(lexical_coverage(claim, s) for s in sentences)
+    if lexical >= QUOTE_COVERAGE:
+        return ClaimCheck(u.text.strip(), list(u.citations), "quote", lexical, "lexical")
+    if similarity is not None:
+        vectors = np.asarray(similarity([claim] + sentences), dtype=np.float32)
+        score = float(np.max(vectors[1:] @ vectors[0]))
+        state = "paraphrase" if score >= PARAPHRASE_EMBEDDING else "unsupported"
+        return ClaimCheck(u.text.strip(), list(u.citations), state, score, "embedding")
+    state = "paraphrase" if lexical >= PARAPHRASE_LEXICAL else "unsupported"
+    return ClaimCheck(u.text.strip(), list(u.citations), state, lexical, "lexical")
 
 
 def mark_unsupported(answer: str, result: Verification, *, figure_mark: str, citation_mark: str) -> str:
