@@ -425,13 +425,15 @@ def verify(
         unit_cites = _heading_citations(u, units) if u.kind == "heading" else u.citations
         cited_facts = [f for c in unit_cites for f in facts.get(c, ())]
         answer_facts = [f for c in cited for f in facts.get(c, ())]
-        sentence_years = fg._years(unit_figs, text)
         sentence_period = fg._dimension(fg._PERIODS, fg._without_figures(text, unit_figs))
         sentence_share = fg._dimension(fg._SHARES, fg._without_figures(text, unit_figs))
         surcharge = bool(fg._SURCHARGE.search(text))
         refuted = bool(fg._REFUTED.search(text))
+        years_before: frozenset = frozenset()  # a clause without a year speaks of the last one named
         for offset, clause in fg.segments(text):
             clause_figs = fg.extract(clause)
+            clause_years = fg._years(clause_figs, clause)
+            years_before = clause_years or years_before
             for fig in clause_figs:
                 if fig.kind == "number" and not fg.is_answer_figure(fig):
                     continue
@@ -439,7 +441,7 @@ def verify(
                     given.append(fig.text)
                     continue
                 checked += 1
-                role = fg.role_of(fig, clause, clause_figs, fallback_years=sentence_years)
+                role = fg.role_of(fig, clause, clause_figs, fallback_years=years_before)
                 role = fg.Role(
                     companions=role.companions, years=role.years,
                     period=role.period or sentence_period, share=role.share or sentence_share,
@@ -605,22 +607,29 @@ def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck
     return ClaimCheck(u.text.strip(), list(u.citations), state, lexical, "lexical")
 
 
-def mark_unsupported(answer: str, result: Verification, *, figure_mark: str, citation_mark: str) -> str:
-    """The answer with each unsupported figure and unknown citation visibly marked.
+def mark_unsupported(answer: str, result: Verification, *, figure_mark: str, citation_mark: str,
+                     claim_mark: str = "", reasons: dict[str, str] | None = None) -> str:
+    """The answer with each unsupported figure, unsupported claim and unknown citation visibly marked.
 
-    ``figure_mark`` / ``citation_mark`` are templates with ``{figure}`` / ``{id}``.
+    ``figure_mark`` / ``citation_mark`` are templates with ``{figure}`` (and optionally
+    ``{reason}``, filled from ``reasons`` by the issue's reason key) / ``{id}``; ``claim_mark``
+    is appended to an unsupported claim sentence without an unsupported figure.
     """
     out = answer
-    by_sentence: dict[str, list[str]] = {}
+    reasons = reasons or REASONS
+    by_sentence: dict[str, list[FigureIssue]] = {}
     for issue in result.unsupported_figures:
-        by_sentence.setdefault(issue.sentence, []).append(issue.figure)
-    for sentence, figs in by_sentence.items():
+        by_sentence.setdefault(issue.sentence, []).append(issue)
+    for sentence, issues in by_sentence.items():
         marked = sentence
-        for fig in dict.fromkeys(figs):
-            marked = re.sub(
-                rf"(?<![\d.,]){re.escape(fig)}(?![\d])", lambda _m, f=fig: figure_mark.format(figure=f), marked, count=1
-            )
+        for fig, issue in {i.figure: i for i in issues}.items():
+            mark = figure_mark.format(figure=fig, reason=reasons.get(issue.reason, issue.reason))
+            marked = re.sub(rf"(?<![\d.,]){re.escape(fig)}(?![\d])", lambda _m, m=mark: m, marked, count=1)
         out = out.replace(sentence, marked, 1)
+    if claim_mark:
+        for claim in result.claims:
+            if claim.state == "unsupported" and not claim.figures_backed and claim.sentence not in by_sentence:
+                out = out.replace(claim.sentence, claim.sentence + claim_mark, 1)
     for cid in result.unknown_citations:
         out = re.sub(rf"\[\s*{re.escape(cid)}\s*\]", citation_mark.format(id=cid), out)
     return out
