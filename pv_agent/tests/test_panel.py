@@ -90,6 +90,8 @@ class TestPanelData(PvAgentCase):
             self.assertEqual(line["level"], level, state)
             self.assertFalse(line["conflict"])
             self.assertTrue(line["text"])
+            if state in ("answered", "answered_after_retry"):  # says what was checked, not a blanket claim
+                self.assertIn("in den zitierten Einträgen geprüft", line["text"])
         data["flags"]["conflicts"] = [{"ids": ["pv-sz-01", "pv-sz-02"], "reason": "marked", "cited": ["pv-sz-01", "pv-sz-02"],
                                        "one_sided": False}]
         answer.sudo().state = "answered"
