@@ -43,14 +43,15 @@ _FIGURE = re.compile(
     r"|(?P<dm>(?<![\d.,])(?P<d4>\d{1,2})\.(?P<m4>\d{1,2})\.(?!\d))"
     rf"|(?P<pre>(?:€|EUR)\s?)?(?P<num>(?<![\w.,]){_NUM})(?![\d])"
     rf"(?P<unit>\s?(?:€|EUR\b|Euro\b|%|Prozent\b|(?:{_UNIT_WORDS})(?:e|en|es|s|n)?\b))?"
-    rf"(?P<noun>(?(unit)|[ \u00a0]{_NOUN}\b))?",
+    rf"(?P<noun>(?(unit)|[ \u00a0](?-i:{_NOUN})\b))?",
     re.IGNORECASE,
 )
 # Paragraph references and citation brackets are not figures.
 _NOT_FIGURES = re.compile(
     r"§+\s*\d+[a-z]?(?:\s*(?:Abs\.?|Absatz)\s*\d+[a-z]?)?(?:\s*(?:Z|Ziff\.?|Nr\.?|lit\.?)\s*\d+[a-z]?)?"
     r"|\b(?:Abs\.?|Absatz|Art\.?|Z|Ziff\.?|Nr\.?|lit\.?)\s*\d+[a-z]?\b"
-    r"|\[[^\]\n]*\]",
+    r"|\[[^\]\n]*\]"
+    r"|\b[a-z]{2,}(?:-[a-z0-9]+)*-\d+[a-z]?\b",  # entry ids such as pv-ab-01
     re.IGNORECASE,
 )
 
@@ -147,6 +148,19 @@ def extract(text: str) -> list[Figure]:
                 text = g["num"]
                 span["end"] = m.end("num")
             out.append(Figure(text, kind, value, **span))
+    return _range_bounds(out, clean)
+
+
+_RANGE_JOIN = re.compile(r"\s*(?:bis|–|-)\s*$")
+
+
+def _range_bounds(figs: list[Figure], text: str) -> list[Figure]:
+    """"2 bis 12 Monatsentgelte", "3–5 %": the lower bound takes the unit of the upper one."""
+    out = list(figs)
+    for i, (low, high) in enumerate(zip(figs, figs[1:])):
+        if low.kind == "number" and high.kind not in ("number", "year", "date") \
+                and _RANGE_JOIN.fullmatch(text[low.end : high.start]):
+            out[i] = Figure(low.text, high.kind, low.value, low.start, low.end)
     return out
 
 
@@ -358,12 +372,25 @@ def mismatch(answer: Role, fact: Role) -> str:
         return "row"
     if answer.bound and not fact.bound:
         return "bound"
-    for comp in answer.companions:
-        if comp.kind in ("date", "number"):
-            continue
-        same_class = [f for f in fact.companions if f.kind not in ("date", "number")
-                      and value_class(f) == value_class(comp)
-                      and (not comp.kind.startswith("count:") or same_unit(f.kind[6:], comp.kind[6:]))]
-        if same_class and not any(same_value(comp, f) for f in same_class):
-            return "row"
+    if contradicts(answer.companions, fact.companions):
+        return "row"
     return ""
+
+
+def _same_class(a: Figure, b: Figure) -> bool:
+    if value_class(a) != value_class(b):
+        return False
+    return not a.kind.startswith("count:") or same_unit(a.kind[6:], b.kind[6:])
+
+
+def contradicts(said_with: tuple, fact_with: tuple) -> bool:
+    """The answer writes a figure next to others (its clause); the fact's row pairs it with others.
+    They contradict when, for some class (amounts, percentages, counts of one unit), the row has
+    figures of that class and none of them is one the answer wrote next to it."""
+    said = [f for f in said_with if f.kind not in ("date", "number", "year")]
+    row = [f for f in fact_with if f.kind not in ("date", "number", "year")]
+    for comp in said:
+        same = [f for f in row if _same_class(f, comp)]
+        if same and not any(same_value(c, f) for c in said if _same_class(c, comp) for f in same):
+            return True
+    return False

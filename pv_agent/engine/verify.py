@@ -283,9 +283,15 @@ def _only_citations(text: str) -> bool:
     return not re.sub(r"[\s.,;:!?()]", "", _CITATION.sub("", text))
 
 
+_SOURCE_LINE = re.compile(r"^\W*Quellen?\b", re.IGNORECASE)
+
+
 def _inherit(units: list[Unit], answer: str) -> None:
+    """List items and table rows without their own citation take those of the line introducing
+    them, else (tables) those of all rows, else those of a "Quelle: [id]" line right after them."""
     intro: list[str] = []
     table: list[Unit] = []
+    orphans: list[Unit] = []  # items/rows still without citations, waiting for a "Quelle:" line
     for u in units + [Unit(0, 0, "", [], "end")]:
         if u.kind == "row":
             table.append(u)
@@ -295,11 +301,19 @@ def _inherit(units: list[Unit], answer: str) -> None:
             for r in table:
                 if not r.citations:
                     r.citations = list(dict.fromkeys(intro or rows))
+                    if not r.citations:
+                        orphans.append(r)
             table = []
         if u.kind == "item":
             if not u.citations:
                 u.citations = list(intro)
+                if not u.citations:
+                    orphans.append(u)
             continue
+        if u.kind == "prose" and orphans and _SOURCE_LINE.match(u.text):
+            for o in orphans:
+                o.citations = list(u.citations)
+        orphans = []
         if u.kind == "prose":
             intro = u.citations
         elif u.kind == "heading":
@@ -410,6 +424,7 @@ def verify(
     checked = 0
     failing_ids: set[str] = set()
     claim_units: list[Unit] = []
+    years_before: frozenset = frozenset()  # a clause without a year speaks of the last one named
     unbacked_units: set[int] = set()
     figure_units: set[int] = set()
     for u in units:
@@ -429,7 +444,8 @@ def verify(
         sentence_share = fg._dimension(fg._SHARES, fg._without_figures(text, unit_figs))
         surcharge = bool(fg._SURCHARGE.search(text))
         refuted = bool(fg._REFUTED.search(text))
-        years_before: frozenset = frozenset()  # a clause without a year speaks of the last one named
+        if u.kind == "heading":
+            years_before = frozenset()
         for offset, clause in fg.segments(text):
             clause_figs = fg.extract(clause)
             clause_years = fg._years(clause_figs, clause)
@@ -450,6 +466,8 @@ def verify(
                 # a year is backed by any cited entry about that year; every other figure by a
                 # fact of an entry cited in its own sentence
                 reason = _support(fig, role, answer_facts if fig.kind == "year" else cited_facts)
+                if not reason and _paired_elsewhere(fig, role, cited_facts):
+                    reason = "row"
                 if not reason:
                     continue
                 found = [i for i, fs in facts.items() if any(_matches(fig, f.figure) for f in fs)]
@@ -493,6 +511,22 @@ def _matches(fig: fg.Figure, other: fg.Figure) -> bool:
     if fig.kind == "year" and other.kind == "date":
         return other.value[0] == fig.value
     return fg.same_value(fig, other)
+
+
+def _paired_elsewhere(fig: fg.Figure, role: fg.Role, cited_facts: list[fg.Fact]) -> bool:
+    """The other direction of a row: the answer pairs ``fig`` with a companion (620 € with 6 %),
+    and every row of the cited blocks holding that companion pairs it with a different figure
+    of ``fig``'s class (620 € with 0 %)."""
+    if fig.kind in ("year", "date", "number"):
+        return False
+    for comp in role.companions:
+        if comp.kind in ("year", "date", "number"):
+            continue
+        rows = [f for f in cited_facts if _matches(comp, f.figure)
+                and any(fg._same_class(c, fig) for c in f.role.companions)]
+        if rows and not any(any(fg.same_value(fig, c) for c in f.role.companions) for f in rows):
+            return True
+    return False
 
 
 def _heading_citations(heading: Unit, units: list[Unit]) -> list[str]:
