@@ -73,7 +73,7 @@ CASES = [
     ((HBGL,), "", "Der in einer Code-Quelle geführte Wert von 6.060 € ist falsch [pv-bg-02].", True, None),
     ((HBGL,), "", "Die HBGL 2026 beträgt 6,930 % [pv-bg-02].", False, "not_in_block"),
     ((HBGL,), "", "Die HBGL 2026 beträgt monatlich 6.930 € [pv-bg-02]. Täglich sind es 231 € [pv-bg-02].", True, None),
-    ((HBGL,), "", "Die HBGL 2026 beträgt monatlich 6.930 € [pv-bg-02]. Täglich sind es 215 € [pv-bg-02].", False, None),
+    ((HBGL,), "", "Die HBGL 2026 beträgt monatlich 6.930 € [pv-bg-02]; täglich sind es 215 € [pv-bg-02].", False, "year"),
     ((HBGL,), "", "Die Sonderzahlungs-HBGL 2026 beträgt jährlich 13.860 € [pv-bg-02].", True, None),
     ((HBGL,), "", "Die Sonderzahlungs-HBGL 2026 beträgt monatlich 13.860 € [pv-bg-02].", False, "period"),
     ((HBGL,), "", "Die HBGL stieg von 6.450 € auf 6.930 € monatlich [pv-bg-02].", True, None),

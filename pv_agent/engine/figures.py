@@ -320,11 +320,22 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
     for node in md.parse(text):
         if node.kind == "table":
             header = [md.plain(c) for c in node.header]
+            for ci, cell in enumerate(header):  # a header cell's own figures ("in den letzten 25 Jahren")
+                caption = header[0] if ci else ""
+                for off, seg in segments(cell):
+                    figs = extract(seg)
+                    for f in figs:
+                        role = role_of(f, seg, figs, context=caption, context_figs=extract(caption),
+                                       block=True, title=title)
+                        facts.append(Fact(entry_id, f, role, "table", cell))
             for row in node.rows:
                 row = [md.plain(c) for c in row]
                 for ci, cell in enumerate(row):
                     col = header[ci] if ci < len(header) else ""
-                    context = " | ".join(x for x in (header[0] if header and ci else "", row[0] if ci else "", col) if x)
+                    # a value cell sits in its row (label cell) and column; the label cell pairs
+                    # with the row's values
+                    neighbours = (row[0],) if ci else tuple(row[1:])
+                    context = " | ".join(x for x in (header[0] if header and ci else "", *neighbours, col) if x)
                     context_figs = extract(context)
                     cell_years = _years(extract(cell), cell) | _years(context_figs, context)
                     for off, seg in segments(cell):
@@ -366,7 +377,7 @@ def mismatch(answer: Role, fact: Role) -> str:
         return "period"
     if answer.share and fact.share and answer.share != fact.share:
         return "share"
-    if fact.surcharge is True and not answer.surcharge:
+    if fact.surcharge is True and answer.surcharge is False:
         return "row"
     if answer.surcharge and fact.surcharge is False:
         return "row"

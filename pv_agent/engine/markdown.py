@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 
 ABBREVIATIONS = frozenset(
     "z b bzw abs nr lit ca inkl exkl max mind gem lt vgl ziff s art usw etc u a d h ggf idr ivm isd "
-    "std mio tsd bzgl dr mag ua dh zb jew".split()
+    "std mio tsd bzgl dr mag ua dh zb jew vs jän jan feb mär apr jun jul aug sep sept okt nov dez".split()
 )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
@@ -404,7 +405,7 @@ def verify(
     """Check ``answer`` against ``context``. ``question``'s own figures are given; ``similarity``
     (texts → L2-normalised vectors) decides paraphrases, a lexical measure when it is None."""
     blocks = {b.entry_id: b for b in context.blocks}
-    facts = {i: fg.block_facts(i, b.text, title=b.title, stand=b.stand) for i, b in blocks.items()}
+    facts = _BlockFacts(blocks)
     question_figures = [f for f in fg.extract(question) if f.kind != "number" or fg.is_answer_figure(f)]
     units = split_units(answer)
     if refusal is None:
@@ -424,7 +425,6 @@ def verify(
     checked = 0
     failing_ids: set[str] = set()
     claim_units: list[Unit] = []
-    years_before: frozenset = frozenset()  # a clause without a year speaks of the last one named
     unbacked_units: set[int] = set()
     figure_units: set[int] = set()
     for u in units:
@@ -442,10 +442,9 @@ def verify(
         answer_facts = [f for c in cited for f in facts.get(c, ())]
         sentence_period = fg._dimension(fg._PERIODS, fg._without_figures(text, unit_figs))
         sentence_share = fg._dimension(fg._SHARES, fg._without_figures(text, unit_figs))
-        surcharge = bool(fg._SURCHARGE.search(text))
+        surcharge = bool(fg._SURCHARGE.search(text))  # "Zuschlag" named in the sentence
         refuted = bool(fg._REFUTED.search(text))
-        if u.kind == "heading":
-            years_before = frozenset()
+        years_before = frozenset()  # years carry within a sentence, never into the next one
         for offset, clause in fg.segments(text):
             clause_figs = fg.extract(clause)
             clause_years = fg._years(clause_figs, clause)
@@ -461,7 +460,9 @@ def verify(
                 role = fg.Role(
                     companions=role.companions, years=role.years,
                     period=role.period or sentence_period, share=role.share or sentence_share,
-                    surcharge=surcharge, bound=role.bound, refuted=refuted,
+                    # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
+                    surcharge=True if role.surcharge else (None if surcharge else False),
+                    bound=role.bound, refuted=refuted,
                 )
                 # a year is backed by any cited entry about that year; every other figure by a
                 # fact of an entry cited in its own sentence
@@ -470,7 +471,7 @@ def verify(
                     reason = "row"
                 if not reason:
                     continue
-                found = [i for i, fs in facts.items() if any(_matches(fig, f.figure) for f in fs)]
+                found = [i for i, fs in facts.all() if any(_matches(fig, f.figure) for f in fs)]
                 if reason == "not_in_block" and any(i not in unit_cites for i in found):
                     reason = "other_block"
                 issues.append(FigureIssue(fig.text, u.text.strip(), list(unit_cites), found, reason))
@@ -504,6 +505,32 @@ def verify(
     )
 
 
+class _BlockFacts(dict):
+    """Facts per block id, parsed when first needed (most answers cite two or three of the
+    blocks) and cached by block content: the regeneration and later questions reuse them."""
+
+    def __init__(self, blocks: dict[str, ContextBlock]):
+        super().__init__()
+        self.blocks = blocks
+
+    def __missing__(self, entry_id: str):
+        b = self.blocks.get(entry_id)
+        facts = () if b is None else facts_of_block(entry_id, b.text, b.title, b.stand)
+        self[entry_id] = facts
+        return facts
+
+    def get(self, entry_id, default=()):
+        return self[entry_id] if entry_id in self.blocks else default
+
+    def all(self):
+        return [(i, self[i]) for i in self.blocks]
+
+
+@lru_cache(maxsize=1024)
+def facts_of_block(entry_id: str, text: str, title: str, stand: str) -> tuple[fg.Fact, ...]:
+    return tuple(fg.block_facts(entry_id, text, title=title, stand=stand))
+
+
 def _matches(fig: fg.Figure, other: fg.Figure) -> bool:
     if fig.kind == "date" and other.kind == "date":
         (y, m, d), (oy, om, od) = fig.value, other.value
@@ -523,6 +550,7 @@ def _paired_elsewhere(fig: fg.Figure, role: fg.Role, cited_facts: list[fg.Fact])
         if comp.kind in ("year", "date", "number"):
             continue
         rows = [f for f in cited_facts if _matches(comp, f.figure)
+                and not (role.years and f.role.years and not role.years & f.role.years)
                 and any(fg._same_class(c, fig) for c in f.role.companions)]
         if rows and not any(any(fg.same_value(fig, c) for c in f.role.companions) for f in rows):
             return True
@@ -603,14 +631,20 @@ def _content_words(text: str) -> list[str]:
 
 def block_sentences(block: ContextBlock) -> list[str]:
     """The sentences, list items and table rows of a block: what a claim may quote."""
+    return [s for s, _, _ in _sentence_index(block.text)]
+
+
+@lru_cache(maxsize=1024)
+def _sentence_index(text: str) -> tuple[tuple[str, frozenset, str], ...]:
+    """Per sentence of a block: the text, its content words and its folded form (cached by text)."""
     out: list[str] = []
-    for node in md.parse(block.text):
+    for node in md.parse(text):
         if node.kind == "table":
             for row in node.rows:
                 out.append(" ".join(f"{h} {c}" for h, c in zip(node.header, row)) or " ".join(row))
         elif node.kind in ("item", "paragraph", "heading"):
             out.extend(md.sentences(md.plain(node.text)))
-    return [s for s in out if s.strip()]
+    return tuple((s, frozenset(_content_words(s)), fold(s)) for s in out if s.strip())
 
 
 def lexical_coverage(claim: str, sentence: str) -> float:
@@ -622,23 +656,25 @@ def lexical_coverage(claim: str, sentence: str) -> float:
 
 
 def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck:
-    sentences = [s for c in u.citations if c in blocks for s in block_sentences(blocks[c])]
+    indexed = [row for c in u.citations if c in blocks for row in _sentence_index(blocks[c].text)]
     claim = " ".join(_CITATION.sub(" ", u.text).split())
-    if not sentences:
-        return ClaimCheck(u.text.strip(), list(u.citations), "unsupported", 0.0, "none")
+    sentence = u.text.strip()
+    if not indexed:
+        return ClaimCheck(sentence, list(u.citations), "unsupported", 0.0, "none")
     folded = fold(claim).strip(" .")
-    if folded and any(folded in fold(s) for s in sentences):
-        return ClaimCheck(u.text.strip(), list(u.citations), "quote", 1.0, "lexical")
-    lexical = max(lexical_coverage(claim, s) for s in sentences)
+    if folded and any(folded in f for _, _, f in indexed):
+        return ClaimCheck(sentence, list(u.citations), "quote", 1.0, "lexical")
+    words = set(_content_words(claim))
+    lexical = max((len(words & w) / len(words) for _, w, _ in indexed), default=0.0) if words else 0.0
     if lexical >= QUOTE_COVERAGE:
-        return ClaimCheck(u.text.strip(), list(u.citations), "quote", lexical, "lexical")
+        return ClaimCheck(sentence, list(u.citations), "quote", lexical, "lexical")
     if similarity is not None:
-        vectors = np.asarray(similarity([claim] + sentences), dtype=np.float32)
+        vectors = np.asarray(similarity([claim] + [s for s, _, _ in indexed]), dtype=np.float32)
         score = float(np.max(vectors[1:] @ vectors[0]))
         state = "paraphrase" if score >= PARAPHRASE_EMBEDDING else "unsupported"
-        return ClaimCheck(u.text.strip(), list(u.citations), state, score, "embedding")
+        return ClaimCheck(sentence, list(u.citations), state, score, "embedding")
     state = "paraphrase" if lexical >= PARAPHRASE_LEXICAL else "unsupported"
-    return ClaimCheck(u.text.strip(), list(u.citations), state, lexical, "lexical")
+    return ClaimCheck(sentence, list(u.citations), state, lexical, "lexical")
 
 
 def mark_unsupported(answer: str, result: Verification, *, figure_mark: str, citation_mark: str,

@@ -1,0 +1,93 @@
+"""verify_ms on the goldset contexts: for every goldset question with expected entries, the
+context ``ask`` would build (lexical retrieval over the shipped knowledge base), a draft that
+quotes two lines with figures from each block with its citation, and the time of ``verify()``
+(fact extraction of every block included). Prints one JSON object on stdout.
+
+    .venv/bin/python tools/verify_bench.py [--repeat 5]
+
+Target (issue 13): p95 ≤ 20 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pv_agent.engine import figures as fg  # noqa: E402
+from pv_agent.engine.config import Settings  # noqa: E402
+from pv_agent.engine.context import build_context  # noqa: E402
+from pv_agent.engine.evaluate import load_goldset  # noqa: E402
+from pv_agent.engine.indexer import build_index  # noqa: E402
+from pv_agent.engine.loader import load_knowledge_base  # noqa: E402
+from pv_agent.engine.ollama import OllamaClient  # noqa: E402
+from pv_agent.engine.retrieve import retrieve  # noqa: E402
+from pv_agent.engine.store import SidecarIndex  # noqa: E402
+from pv_agent.engine.verify import block_sentences, verify  # noqa: E402
+from pv_agent.tests.ollama_api_server import OllamaAPIServer  # noqa: E402
+
+
+def draft_for(context) -> str:
+    """What a careful model writes: per block up to three statements with figures, each citing
+    its block: a table cell as "row (column): value", a list item or sentence as it stands."""
+    from pv_agent.engine import markdown as md
+
+    parts = []
+    for b in context.blocks:
+        lines = []
+        for node in md.parse(b.text):
+            if node.kind == "table":
+                for row in node.rows:
+                    for h, cell in list(zip(node.header, row))[1:]:
+                        lines.append(f"{node.header[0]} {row[0]} ({h}): {cell}")
+            elif node.kind in ("item", "paragraph"):
+                lines.extend(md.sentences(md.plain(node.text)))
+        lines = [s for s in lines if any(f.kind != "number" for f in fg.extract(s))][:3]
+        parts += [f"{line.rstrip('.')} [{b.entry_id}]." for line in lines]
+    return " ".join(parts) or "Dazu enthält die Wissensbasis keine Aussage."
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    loaded = load_knowledge_base(ROOT / "wissensbasis")
+    goldset = [q for q in load_goldset(ROOT / "wissensbasis" / "goldset.yaml") if q.expected_ids]
+    with tempfile.TemporaryDirectory() as tmp, OllamaAPIServer() as srv:
+        settings = Settings(ollama_url=srv.url)
+        path = str(Path(tmp) / "index.db")
+        build_index(loaded.entries, path, settings, embedder=OllamaClient(settings))
+        index = SidecarIndex.open(path)
+        samples, checked, ok = [], 0, 0
+        for q in goldset:
+            hits = retrieve(index, q.question, settings, embedder=None, k=settings.top_k).hits
+            context = build_context(hits, settings, system_chars=3000, question=q.question)
+            draft = draft_for(context)
+            for n in range(args.repeat):
+                started = time.perf_counter()
+                result = verify(draft, context, question=q.question)
+                samples.append((time.perf_counter() - started) * 1000)
+            checked += result.checked_figures
+            ok += result.ok
+        index.close()
+    a = np.array(samples)
+    print(json.dumps({
+        "questions": len(goldset), "repeat": args.repeat, "samples": len(samples),
+        "verify_ms": {"p50": round(float(np.percentile(a, 50)), 2), "p95": round(float(np.percentile(a, 95)), 2),
+                      "max": round(float(a.max()), 2)},
+        "figures_checked_per_question": round(checked / len(goldset), 1),
+        "quoting_drafts_passing": f"{ok}/{len(goldset)}",
+        "target_p95_ms": 20.0,
+    }, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
