@@ -11,7 +11,7 @@ its header.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 
 MONTHS = {
@@ -175,12 +175,13 @@ def is_answer_figure(fig: Figure) -> bool:
 # -- facts ------------------------------------------------------------------------------------
 # Words that tell rows of one table apart. A dimension compares like with like: a sentence saying
 # "monatlich" is not backed by the "täglich" row.
-_PERIODS = (
-    ("täglich", re.compile(r"\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|\(tag\)|^tag\b", re.I)),
-    ("monatlich", re.compile(r"\bmonatlich\w*|\bmonats(?:wert|betrag|-)|\b(?:pro|je|im) monat\b|/monat\b|\(monat\)|^monat\b", re.I)),
-    ("jährlich", re.compile(r"\bjährlich\w*|\bjahres(?:betrag|wert|-)|\b(?:pro|je) jahr\b|/jahr\b|\(jahr\)", re.I)),
+_PERIODS = re.compile(
+    r"(?P<daily>\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|\(tag\)|^tag\b)"
+    r"|(?P<monthly>\bmonatlich\w*|\bmonats(?:wert|betrag|-)|\b(?:pro|je|im) monat\b|/monat\b|\(monat\)|^monat\b)"
+    r"|(?P<yearly>\bjährlich\w*|\bjahres(?:betrag|wert|-)|\b(?:pro|je) jahr\b|/jahr\b|\(jahr\))",
+    re.I,
 )
-_SHARES = (("voll", re.compile(r"\bvoll(?:e[nmrs]?)?\b", re.I)), ("halb", re.compile(r"\bhalb(?:e[nmrs]?)?\b", re.I)))
+_SHARES = re.compile(r"(?P<full>\bvoll(?:e[nmrs]?)?\b)|(?P<half>\bhalb(?:e[nmrs]?)?\b)", re.I)
 _SURCHARGE = re.compile(r"zuschl[aä]g", re.I)
 # Before a figure in a sentence: the figure is a limit, not the amount itself.
 _BOUND_IN_ANSWER = re.compile(
@@ -208,8 +209,10 @@ def segments(text: str) -> list[tuple[int, str]]:
     return [(o, t) for o, t in out if t.strip()]
 
 
-def _dimension(patterns, text: str) -> str | None:
-    found = {name for name, rx in patterns if rx.search(text)}
+def _dimension(pattern: re.Pattern, text: str) -> str | None:
+    """The one value of a dimension the text names (daily/monthly/yearly, full/half), or None
+    when it names none or several."""
+    found = {m.lastgroup for m in pattern.finditer(text)}
     return found.pop() if len(found) == 1 else None
 
 
@@ -258,8 +261,8 @@ class Role:
 
     companions: tuple = ()  # other figures of the clause / table row
     years: frozenset = frozenset()
-    period: str | None = None  # täglich | monatlich | jährlich
-    share: str | None = None  # voll | halb
+    period: str | None = None  # daily | monthly | yearly
+    share: str | None = None  # full | half
     surcharge: bool | None = None  # "Zuschlag" in the label (None: only the entry title says so)
     bound: bool = False  # written as a limit (höchstens, bis, über, Grenze …)
     refuted: bool = False  # the block calls the figure wrong or outdated
@@ -320,51 +323,78 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
     for node in md.parse(text):
         if node.kind == "table":
             header = [md.plain(c) for c in node.header]
+            header_figs = [extract(c) for c in header]
+            caption = header[0] if header else ""
+            caption_figs = header_figs[0] if header_figs else []
             for ci, cell in enumerate(header):  # a header cell's own figures ("in den letzten 25 Jahren")
-                caption = header[0] if ci else ""
-                for off, seg in segments(cell):
-                    figs = extract(seg)
-                    for f in figs:
-                        role = role_of(f, seg, figs, context=caption, context_figs=extract(caption),
-                                       block=True, title=title)
-                        facts.append(Fact(entry_id, f, role, "table", cell))
+                if header_figs[ci]:
+                    context, context_figs = (caption, caption_figs) if ci else ("", [])
+                    facts += _segment_facts(entry_id, cell, header_figs[ci], context, context_figs,
+                                            frozenset(), title, "table", cell)
             for row in node.rows:
                 row = [md.plain(c) for c in row]
+                row_figs = [extract(c) for c in row]
                 for ci, cell in enumerate(row):
+                    if not row_figs[ci]:
+                        continue
                     col = header[ci] if ci < len(header) else ""
+                    col_figs = header_figs[ci] if ci < len(header_figs) else []
                     # a value cell sits in its row (label cell) and column; the label cell pairs
                     # with the row's values
-                    neighbours = (row[0],) if ci else tuple(row[1:])
-                    context = " | ".join(x for x in (header[0] if header and ci else "", *neighbours, col) if x)
-                    context_figs = extract(context)
-                    cell_years = _years(extract(cell), cell) | _years(context_figs, context)
-                    for off, seg in segments(cell):
-                        figs = extract(seg)
-                        for f in figs:
-                            role = role_of(f, seg, figs, context=context, context_figs=context_figs,
-                                           fallback_years=cell_years, block=True, title=title)
-                            facts.append(Fact(entry_id, f, role, "table", f"{context} | {cell}"))
+                    if ci:
+                        parts, figs = [caption, row[0], col], [caption_figs, row_figs[0], col_figs]
+                    else:
+                        parts, figs = [*row[1:], col], [*row_figs[1:], col_figs]
+                    context, context_figs = _join(parts, figs)
+                    cell_years = _years(row_figs[ci], cell) | _years(context_figs, context)
+                    facts += _segment_facts(entry_id, cell, row_figs[ci], context, context_figs, cell_years,
+                                            title, "table", f"{context} | {cell}")
         elif node.kind in ("item", "paragraph", "heading"):
             where = "item" if node.kind == "item" else "prose"
             for sentence in md.sentences(md.plain(_CITATION_BRACKETS.sub(" ", node.text))):
                 label, sep, rest = sentence.partition(": ")
-                if not sep or extract(label) or len(label) > 60:
-                    label, rest = "", sentence
                 sentence_figs = extract(sentence)
-                sentence_years = _years(sentence_figs, sentence)
+                if not sep or len(label) > 60 or any(f.start < len(label) for f in sentence_figs):
+                    label, rest = "", sentence
+                shift = len(sentence) - len(rest)
+                rest_figs = [replace(f, start=f.start - shift, end=f.end - shift) for f in sentence_figs
+                             if f.start >= shift]
                 refuted = bool(_REFUTED.search(sentence))
-                for off, seg in segments(rest):
-                    figs = extract(seg)
-                    for f in figs:
-                        role = role_of(f, seg, figs, context=label, fallback_years=sentence_years,
-                                       block=True, title=title)
-                        if refuted and not role.refuted:
-                            role = Role(**{**role.__dict__, "refuted": True})
-                        facts.append(Fact(entry_id, f, role, where, sentence))
+                for fact in _segment_facts(entry_id, rest, rest_figs, label, [], _years(sentence_figs, sentence),
+                                           title, where, sentence):
+                    if refuted and not fact.role.refuted:
+                        fact = replace(fact, role=replace(fact.role, refuted=True))
+                    facts.append(fact)
     return facts
 
 
 _CITATION_BRACKETS = re.compile(r"\[[^\]\n]*\]")
+
+
+def _join(parts: list[str], figs: list[list[Figure]]) -> tuple[str, list[Figure]]:
+    """Texts joined with " | ", their figures moved to the joined offsets."""
+    text, out, pos = [], [], 0
+    for part, part_figs in zip(parts, figs):
+        if not part:
+            continue
+        if text:
+            pos += 3
+        out += [replace(f, start=f.start + pos, end=f.end + pos) for f in part_figs]
+        text.append(part)
+        pos += len(part)
+    return " | ".join(text), out
+
+
+def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, title, where, label) -> list[Fact]:
+    """Facts of the figures of ``text`` (a cell or a sentence), clause by clause."""
+    out = []
+    for off, seg in segments(text):
+        seg_figs = [replace(f, start=f.start - off, end=f.end - off) for f in figs if off <= f.start < off + len(seg)]
+        for f in seg_figs:
+            role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
+                           fallback_years=fallback_years, block=True, title=title)
+            out.append(Fact(entry_id, f, role, where, label))
+    return out
 
 
 def mismatch(answer: Role, fact: Role) -> str:

@@ -31,12 +31,19 @@ class Node:
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable("table")
+    # Block structure only: inline markup stays as written in each block's ``content`` (the
+    # engine reads text, not emphasis), which keeps a parse well under a millisecond.
+    return MarkdownIt("commonmark").enable("table").disable("inline")
 
 
 def parse(text: str) -> list[Node]:
     """The blocks of ``text`` in document order. A list item's own paragraphs form one ``item``;
-    nested lists give their own items."""
+    nested lists give their own items. Cached by text: a context block is parsed once."""
+    return list(_parse(text))
+
+
+@lru_cache(maxsize=2048)
+def _parse(text: str) -> tuple[Node, ...]:
     tokens = _parser().parse(text)
     nodes: list[Node] = []
     items: list[tuple[int, list[str]]] = []  # open list items: node index, inline parts
@@ -85,7 +92,7 @@ def parse(text: str) -> list[Node]:
                 items[-1][1].append(tok.content)
             else:
                 nodes.append(Node("paragraph", text=tok.content))
-    return [n for n in nodes if n.kind != "item" or n.text]
+    return tuple(n for n in nodes if n.kind != "item" or n.text)
 
 
 def sections(body: str) -> dict[str, str]:

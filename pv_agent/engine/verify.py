@@ -15,6 +15,7 @@ Returns plain data; the caller decides between regeneration, ``uncertain`` and `
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass, field
@@ -254,8 +255,8 @@ def _sentences(answer: str, start: int, end: int) -> list[Unit]:
     text = answer[start:end]
     cuts = [0]
     for m in re.finditer(r"[.!?](\s+)(?=[A-ZÄÖÜ0-9„\"(\[*⚠])", text):
-        before = re.search(r"(\S+)$", text[: m.start()])
-        word = before.group(1).lower().strip("(„\"") if before else ""
+        word = text[max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1 : m.start()]
+        word = word.lower().strip("(„\"")
         if word.split(".")[-1] in _ABBREVIATIONS:  # "z.B.", "Abs.", "bzw."
             continue
         if re.fullmatch(r"\d+", word):  # "1. Jänner", "13. Bezug", "im Jahr 2025. Danach"
@@ -376,8 +377,17 @@ def _quantities(block: ContextBlock):
     """(label, years, topic, stand) → value for table rows and list items that state exactly
     one amount, percentage or count after a label of at least two significant words.
     Rows with several figures are left out: which figure is "the" quantity is unclear."""
-    year = block.stand[:4]
-    for line in block.text.splitlines():
+    return _quantities_of(block.text, block.topic, block.stand)
+
+
+@lru_cache(maxsize=1024)
+def _quantities_of(text: str, topic: str, stand: str) -> tuple:
+    return tuple(_iter_quantities(text, topic, stand))
+
+
+def _iter_quantities(text: str, topic: str, stand: str):
+    year = stand[:4]
+    for line in text.splitlines():
         s = line.strip()
         if not (s.startswith("|") or _LIST_ITEM.match(s)):
             continue
@@ -389,7 +399,7 @@ def _quantities(block: ContextBlock):
         if len([t for t in label if not t.isdigit()]) < 2:
             continue
         years = [f.value for f in found if f.kind == "year"] or [year]
-        yield (label, tuple(years), block.topic, block.stand), frozenset((f.kind, f.value) for f in figs)
+        yield (label, tuple(years), topic, stand), frozenset((f.kind, f.value) for f in figs)
 
 
 # -- the check ----------------------------------------------------------------------------
@@ -425,28 +435,31 @@ def verify(
     checked = 0
     failing_ids: set[str] = set()
     claim_units: list[Unit] = []
+    fact_indexes: dict[tuple, _FactIndex] = {}
     unbacked_units: set[int] = set()
     figure_units: set[int] = set()
     for u in units:
         text = _CITATION.sub(lambda m: " " * len(m.group(0)), u.text)
         if " ".join(text.split()).strip(" .") == refusal_key:
             continue
-        unit_figs = [f for f in fg.extract(text) if fg.is_answer_figure(f)]
+        all_figs = fg.extract(text)
+        unit_figs = [f for f in all_figs if fg.is_answer_figure(f)]
         if _is_claim(u, text, unit_figs):
             claim_units.append(u)
         if not unit_figs:
             continue
         figure_units.add(id(u))
         unit_cites = _heading_citations(u, units) if u.kind == "heading" else u.citations
-        cited_facts = [f for c in unit_cites for f in facts.get(c, ())]
-        answer_facts = [f for c in cited for f in facts.get(c, ())]
+        cited_facts = _FactIndex.of(tuple(unit_cites), facts, fact_indexes)
+        answer_facts = _FactIndex.of(tuple(cited), facts, fact_indexes)
         sentence_period = fg._dimension(fg._PERIODS, fg._without_figures(text, unit_figs))
         sentence_share = fg._dimension(fg._SHARES, fg._without_figures(text, unit_figs))
         surcharge = bool(fg._SURCHARGE.search(text))  # "Zuschlag" named in the sentence
         refuted = bool(fg._REFUTED.search(text))
         years_before = frozenset()  # years carry within a sentence, never into the next one
         for offset, clause in fg.segments(text):
-            clause_figs = fg.extract(clause)
+            clause_figs = [dataclasses.replace(f, start=f.start - offset, end=f.end - offset)
+                           for f in all_figs if offset <= f.start < offset + len(clause)]
             clause_years = fg._years(clause_figs, clause)
             years_before = clause_years or years_before
             for fig in clause_figs:
@@ -540,7 +553,7 @@ def _matches(fig: fg.Figure, other: fg.Figure) -> bool:
     return fg.same_value(fig, other)
 
 
-def _paired_elsewhere(fig: fg.Figure, role: fg.Role, cited_facts: list[fg.Fact]) -> bool:
+def _paired_elsewhere(fig: fg.Figure, role: fg.Role, cited_facts: _FactIndex) -> bool:
     """The other direction of a row: the answer pairs ``fig`` with a companion (620 € with 6 %),
     and every row of the cited blocks holding that companion pairs it with a different figure
     of ``fig``'s class (620 € with 0 %)."""
@@ -549,7 +562,7 @@ def _paired_elsewhere(fig: fg.Figure, role: fg.Role, cited_facts: list[fg.Fact])
     for comp in role.companions:
         if comp.kind in ("year", "date", "number"):
             continue
-        rows = [f for f in cited_facts if _matches(comp, f.figure)
+        rows = [f for f in cited_facts.candidates(comp) if _matches(comp, f.figure)
                 and not (role.years and f.role.years and not role.years & f.role.years)
                 and any(fg._same_class(c, fig) for c in f.role.companions)]
         if rows and not any(any(fg.same_value(fig, c) for c in f.role.companions) for f in rows):
@@ -568,14 +581,40 @@ def _heading_citations(heading: Unit, units: list[Unit]) -> list[str]:
     return out
 
 
-def _support(fig: fg.Figure, role: fg.Role, cited_facts: list[fg.Fact]) -> str:
+class _FactIndex:
+    """The facts of some blocks, looked up by value (a figure is compared with few facts)."""
+
+    def __init__(self, facts: list[fg.Fact]):
+        self.years: set[int] = set()
+        self.by_key: dict = {}
+        for f in facts:
+            self.years |= f.role.years
+            self.by_key.setdefault(_key(f.figure), []).append(f)
+
+    @classmethod
+    def of(cls, ids: tuple, facts, cache: dict) -> "_FactIndex":
+        if ids not in cache:
+            cache[ids] = cls([f for c in ids for f in facts.get(c, ())])
+        return cache[ids]
+
+    def candidates(self, fig: fg.Figure) -> list[fg.Fact]:
+        return self.by_key.get(_key(fig), [])
+
+
+def _key(fig: fg.Figure):
+    if fig.kind == "date":
+        return ("date", fig.value[1])
+    if fig.kind == "year":
+        return ("year", fig.value)
+    return ("value", fig.value)
+
+
+def _support(fig: fg.Figure, role: fg.Role, cited_facts: _FactIndex) -> str:
     """"" when a fact of the cited blocks backs ``fig`` in ``role``, else the reason why not."""
     if fig.kind == "year":  # a year is backed by any fact about that year in a cited block
-        if any(fig.value in f.role.years for f in cited_facts):
-            return ""
-        return "not_in_block"
+        return "" if fig.value in cited_facts.years else "not_in_block"
     reasons = []
-    for fact in cited_facts:
+    for fact in cited_facts.candidates(fig):
         if not _matches(fig, fact.figure):
             continue
         if fig.kind == "date":
