@@ -95,12 +95,18 @@ def _parse(text: str) -> tuple[Node, ...]:
     return tuple(n for n in nodes if n.kind != "item" or n.text)
 
 
+def h2_headings(body: str) -> list[tuple[int, str]]:
+    """(0-based line, heading text) of every top-level ``## `` heading (ATX only: a line of
+    dashes under text is a rule in an entry, never a heading; code fences are respected)."""
+    tokens = _parser().parse(body)
+    return [(tok.map[0], tokens[i + 1].content.strip()) for i, tok in enumerate(tokens)
+            if tok.type == "heading_open" and tok.tag == "h2" and tok.markup == "##" and tok.level == 0 and tok.map]
+
+
 def sections(body: str) -> dict[str, str]:
     """H2 sections of an entry body: heading text → markdown below it (code fences respected)."""
     lines = body.splitlines(keepends=True)
-    tokens = _parser().parse(body)
-    starts = [(tok.map[0], tokens[i + 1].content.strip()) for i, tok in enumerate(tokens)
-              if tok.type == "heading_open" and tok.tag == "h2" and tok.map]
+    starts = h2_headings(body)
     out: dict[str, str] = {}
     for n, (line, name) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
