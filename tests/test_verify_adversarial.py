@@ -120,6 +120,10 @@ CASES = [
     ((ABF,), "Was bekommt jemand nach 30 Dienstjahren?",
      "Nach 30 Dienstjahren nennt die Wissensbasis 12 Monatsentgelte (Stufe nach 25 Jahren) [pv-abf-01].", True, None),
     ((ABF,), "", "Nach 30 Dienstjahren stehen 12 Monatsentgelte zu [pv-abf-01].", False, "not_in_block"),
+    # -- Sachbezug: voll / halb columns ------------------------------------------------------
+    (("pv-sb-06",), "", "Beim vollen Wert beträgt der Sachbezug 2 %, höchstens 960 € [pv-sb-06].", True, None),
+    (("pv-sb-06",), "", "Beim halben Wert beträgt der Sachbezug 1 %, höchstens 480 € [pv-sb-06].", True, None),
+    (("pv-sb-06",), "", "Beim halben Wert beträgt der Sachbezug höchstens 960 € [pv-sb-06].", False, "share"),
     # -- Überstunden conflict ---------------------------------------------------------------
     (UES, "", "⚠ Laut Novelle (maßgeblich) sind 2026 Zuschläge für 15 Überstunden bis 170 € steuerfrei [⚠ pv-ues-02]. "
               "⚠ Die Angabe 10 Überstunden/120 € ist überholt [⚠ pv-ues-03].", True, None),

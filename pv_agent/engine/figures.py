@@ -185,11 +185,13 @@ _SHARES = re.compile(r"(?P<full>\bvoll(?:e[nmrs]?)?\b)|(?P<half>\bhalb(?:e[nmrs]
 _SURCHARGE = re.compile(r"zuschl[aä]g", re.I)
 # Before a figure in a sentence: the figure is a limit, not the amount itself.
 _BOUND_IN_ANSWER = re.compile(
-    r"\b(?:höchstens|maximal|max\.|bis(?: zu)?|unter|über|ab|mindestens|mehr als|weniger als|nicht mehr als|oberhalb|unterhalb)\b",
+    r"\b(?:höchstens|maximal|bis(?: zu)?|unter|über|ab|mindestens|mehr als|weniger als|nicht mehr als|oberhalb|unterhalb)\b"
+    r"|\b(?:max|mind|min)\.",
     re.I,
 )
 _BOUND_IN_BLOCK = re.compile(
-    r"\b(?:höchst\w*|maximal\w*|max\.|bis|unter|über|ab|mindest\w*|mehr als|weniger als|\w*grenze\w*|deckel\w*|oberhalb|unterhalb)\b"
+    r"\b(?:höchst\w*|maximal\w*|bis|unter|über|ab|mindest\w*|mehr als|weniger als|\w*grenze\w*|deckel\w*|oberhalb|unterhalb)\b"
+    r"|\b(?:max|mind|min)\."
     r"|nicht überschreit|nicht übersteig", re.I,
 )
 # A block sentence that calls its own figure wrong does not back that figure.
