@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 MONTHS = {
     "jänner": 1, "januar": 1, "jan": 1, "feber": 2, "februar": 2, "feb": 2, "märz": 3, "maerz": 3,
@@ -114,6 +115,14 @@ def _unit_kind(unit: str) -> str:
 
 def extract(text: str) -> list[Figure]:
     """Every figure in ``text`` (paragraph references and ``[…]`` brackets removed first)."""
+    return list(_extract(text)) if _DIGIT.search(text) else []
+
+
+_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=8192)
+def _extract(text: str) -> tuple[Figure, ...]:
     clean = _NOT_FIGURES.sub(lambda m: " " * len(m.group(0)), text)
     out: list[Figure] = []
     for m in _FIGURE.finditer(clean):
@@ -148,7 +157,7 @@ def extract(text: str) -> list[Figure]:
                 text = g["num"]
                 span["end"] = m.end("num")
             out.append(Figure(text, kind, value, **span))
-    return _range_bounds(out, clean)
+    return tuple(_range_bounds(out, clean))
 
 
 _RANGE_JOIN = re.compile(r"\s*(?:bis|–|-)\s*$")
@@ -289,25 +298,50 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
     years = _years([f for f in others], clause) | _years(list(context_figs), context)
     if not years:
         years = frozenset(fallback_years)
-    words = _without_figures(clause, clause_figs) + " | " + context
+    local, around = _marks(_without_figures(clause, clause_figs)), _marks(context)
     previous_end = max([f.end for f in clause_figs if f.end <= fig.start], default=0)
     before = clause[previous_end : fig.start]
+    named_surcharge = local.surcharge or around.surcharge
     if block:
-        bound = bool(_BOUND_IN_BLOCK.search(before) or _BOUND_IN_BLOCK.search(context) or _BOUND_IN_BLOCK.search(title))
-        local_surcharge = bool(_SURCHARGE.search(words))
-        surcharge = True if local_surcharge else (None if _SURCHARGE.search(title) else False)
+        bound = bool(_BOUND_IN_BLOCK.search(before)) or around.bound or _marks(title).bound
+        surcharge = True if named_surcharge else (None if _marks(title).surcharge else False)
     else:
         bound = bool(_BOUND_IN_ANSWER.search(before))
-        surcharge = bool(_SURCHARGE.search(words))
+        surcharge = named_surcharge
     return Role(
         companions=tuple(f for f in others if f.kind not in ("year",)),
         years=years,
-        period=_dimension(_PERIODS, words),
-        share=_dimension(_SHARES, words),
+        period=_only(local.periods | around.periods),
+        share=_only(local.shares | around.shares),
         surcharge=surcharge,
         bound=bound,
-        refuted=bool(_REFUTED.search(words)),
+        refuted=local.refuted or around.refuted,
     )
+
+
+@dataclass(frozen=True)
+class _Marks:
+    periods: frozenset
+    shares: frozenset
+    surcharge: bool
+    bound: bool  # limit words as a block writes them
+    refuted: bool
+
+
+@lru_cache(maxsize=8192)
+def _marks(text: str) -> _Marks:
+    """The row words of a text, once per text (labels and headers repeat across cells)."""
+    return _Marks(
+        frozenset(m.lastgroup for m in _PERIODS.finditer(text)),
+        frozenset(m.lastgroup for m in _SHARES.finditer(text)),
+        bool(_SURCHARGE.search(text)),
+        bool(_BOUND_IN_BLOCK.search(text)),
+        bool(_REFUTED.search(text)),
+    )
+
+
+def _only(names: frozenset) -> str | None:
+    return next(iter(names)) if len(names) == 1 else None
 
 
 def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -> list[Fact]:
