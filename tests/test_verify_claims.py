@@ -92,3 +92,14 @@ def test_blocks_tables_items_and_sentences():
     assert [n.kind for n in nodes] == ["paragraph", "item", "item", "table"]
     assert nodes[3].header == ["Wert", "2026"] and nodes[3].rows == [["HBGL", "6.930 €"]]
     assert md.sentences(nodes[0].text) == ["Absatz eins.", "Satz zwei z. B. mit Abs. 3 am 1. Jänner."]
+
+
+def test_the_answer_is_split_by_the_same_parse_code_fences_included():
+    from pv_agent.engine.verify import split_units
+
+    units = split_units("Der VAB 2026 beträgt 496 € [pv-ab-01].\n\n```\n## kein Titel 777 €\n```\n"
+                        "| Jahr | VAB |\n|---|---|\n| 2026 | 496 € |\n\nQuelle: [pv-ab-01]")
+    assert [u.kind for u in units] == ["prose", "code", "row", "row", "prose"]
+    assert units[3].citations == ["pv-ab-01"]  # the table takes the "Quelle:" line below it
+    result = verify("Der VAB 2026 beträgt 496 € [pv-ab-01].\n\n```\nVAB 777 €\n```", kb_context(VAB))
+    assert [i.figure for i in result.unsupported_figures] == ["777 €"]  # no free pass inside code

@@ -119,6 +119,39 @@ def section_text(body: str, name: str) -> str:
     return sections(body).get(name, "")
 
 
+def line_kinds(text: str) -> list[str]:
+    """Per line of ``text.split("\\n")``: ``heading``, ``item`` (first line of a list item),
+    ``row`` (a table row), ``code`` (inside a code block), ``prose`` or ``blank`` (also table
+    separators, fence lines and rules) – what the verifier splits an answer into."""
+    lines = text.split("\n")
+    kinds = ["prose" if line.strip() else "blank" for line in lines]
+    for tok in _parser().parse(text):
+        if not tok.map:
+            continue
+        first, end = tok.map
+        if tok.type == "heading_open":
+            kinds[first] = "heading"
+            for i in range(first + 1, end):  # the underline of a setext heading
+                kinds[i] = "blank"
+        elif tok.type in ("fence", "code_block"):
+            for i in range(first, min(end, len(lines))):
+                kinds[i] = "code" if lines[i].strip() else "blank"
+            if tok.type == "fence":
+                kinds[first] = "blank"
+                if end - 1 > first and lines[end - 1].strip().startswith(tok.markup):
+                    kinds[end - 1] = "blank"
+        elif tok.type == "table_open":
+            for i in range(first, end):
+                kinds[i] = "blank"
+        elif tok.type == "tr_open":
+            kinds[first] = "row"
+        elif tok.type == "list_item_open":
+            kinds[first] = "item"
+        elif tok.type == "hr":
+            kinds[first] = "blank"
+    return kinds
+
+
 _SENTENCE_END = re.compile(r"[.!?](\s+)(?=[A-ZÄÖÜ0-9„\"(\[*⚠])")
 
 

@@ -59,7 +59,7 @@ class Unit:
     end: int
     text: str
     citations: list[str]
-    kind: str  # prose | item | row | heading
+    kind: str  # prose | item | row | heading | code
 
 
 @dataclass
@@ -223,16 +223,19 @@ def split_units(answer: str) -> list[Unit]:
     units: list[Unit] = []
     offset = 0
     prose_start: int | None = None
-    lines = answer.splitlines(keepends=True)
+    lines = answer.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+    # the engine's markdown parse decides what a line is (code fences, tables, setext headings)
+    kinds = md.line_kinds(answer) if "\r" not in answer else [_line_kind(line.strip()) for line in lines]
     for i, line in enumerate(lines + [""]):
         stripped = line.strip()
-        kind = _line_kind(stripped)
+        kind = kinds[i] if i < len(kinds) else "blank"
         if kind != "prose" and prose_start is not None:
             units.extend(_sentences(answer, prose_start, offset))
             prose_start = None
         if kind == "prose" and prose_start is None:
             prose_start = offset
-        elif kind in ("item", "row", "heading"):
+        elif kind in ("item", "row", "heading", "code"):
             start = offset + (len(line) - len(line.lstrip()))
             end = offset + len(line.rstrip())
             units.append(Unit(start, end, answer[start:end], citations_in(stripped), kind))
