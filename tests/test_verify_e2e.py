@@ -53,6 +53,8 @@ CASES = [
     (VAB_Q, "Beträgt der VAB 2026 wirklich 512 €? Er beträgt 2026 jährlich 496 € [pv-ab-01].", "uncertain"),
     (UES_Q, "2026 sind Zuschläge für 10 Überstunden im Monat bis höchstens 120 € steuerfrei [pv-ues-03]. "
             "Siehe auch [pv-ues-02].", "uncertain"),
+    (UES_Q, "2026 sind Zuschläge für 15 Überstunden bis 170 € steuerfrei [pv-ues-02]. "
+            "Die Angabe 10 Überstunden/120 € ist überholt [pv-ues-03].", "uncertain"),
     (UES_Q, "⚠ Laut Novelle (maßgeblich) sind 2026 Zuschläge für 15 Überstunden bis 170 € steuerfrei "
             "[⚠ pv-ues-02]. ⚠ Die Angabe 10 Überstunden/120 € ist überholt [⚠ pv-ues-03].", "answered"),
 ]

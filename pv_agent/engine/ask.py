@@ -266,9 +266,11 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
 def _uncertain_text(content: str, check: Verification, truncated: bool) -> str:
     notices = [prompts.text("uncertain_notice")]
     for group in check.conflicts:
-        if group.failing:
+        if group.failing and group.one_sided:
             missing = ", ".join(f"[{i}]" for i in group.ids if i not in group.cited)
             notices.append(prompts.text("uncertain_conflict", cited=", ".join(group.cited), missing=missing))
+        elif group.failing:  # both sides stated, but without ⚠ or without saying which one applies
+            notices.append(prompts.text("uncertain_conflict_marks", ids=", ".join(f"[{i}]" for i in group.ids)))
     if truncated:
         notices.append(prompts.text("truncated_notice"))
     marked = mark_unsupported(
