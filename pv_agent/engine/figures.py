@@ -206,7 +206,7 @@ _BOUND_IN_BLOCK = re.compile(
 # A block sentence that calls its own figure wrong does not back that figure.
 _REFUTED = re.compile(r"\b(?:falsch\w*|veraltet\w*|überholt\w*|irrtümlich\w*|fehlerhaft\w*)", re.I)
 _SEGMENT_SPLIT = re.compile(r",\s+|;\s*|\s+bzw\.\s+|\s+und\s+|\s+sowie\s+|\s+oder\s+|\s+/\s+|\s+[–—]\s+|\s+→\s+")
-_STAND = re.compile(r"Stand\s+\d{4}-\d{2}", re.I)
+_STAND = re.compile(r"Stand:?\s+\d{4}-\d{2}", re.I)
 
 
 def segments(text: str) -> list[tuple[int, str]]:
