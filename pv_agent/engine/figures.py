@@ -66,6 +66,11 @@ class Figure:
     end: int = field(default=0, compare=False)
 
 
+def shifted(fig: Figure, by: int) -> Figure:
+    """The figure with its span moved by ``by`` characters (into a clause or a joined text)."""
+    return Figure(fig.text, fig.kind, fig.value, fig.start + by, fig.end + by)
+
+
 def stem(word: str) -> str:
     """A noun without its plural/case ending, for comparing count units (Tagen ~ Tage ~ Tag)."""
     w = word.lower()
@@ -393,7 +398,7 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
                 if not sep or len(label) > 60 or any(f.start < len(label) for f in sentence_figs):
                     label, rest = "", sentence
                 shift = len(sentence) - len(rest)
-                rest_figs = [replace(f, start=f.start - shift, end=f.end - shift) for f in sentence_figs
+                rest_figs = [shifted(f, -shift) for f in sentence_figs
                              if f.start >= shift]
                 refuted = bool(_REFUTED.search(sentence))
                 for fact in _segment_facts(entry_id, rest, rest_figs, label, [], _years(sentence_figs, sentence),
@@ -415,7 +420,7 @@ def _join(parts: list[str], figs: list[list[Figure]]) -> tuple[str, list[Figure]
             continue
         if text:
             pos += 3
-        out += [replace(f, start=f.start + pos, end=f.end + pos) for f in part_figs]
+        out += [shifted(f, pos) for f in part_figs]
         text.append(part)
         pos += len(part)
     return " | ".join(text), out
@@ -425,7 +430,7 @@ def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, 
     """Facts of the figures of ``text`` (a cell or a sentence), clause by clause."""
     out = []
     for off, seg in segments(text):
-        seg_figs = [replace(f, start=f.start - off, end=f.end - off) for f in figs if off <= f.start < off + len(seg)]
+        seg_figs = [shifted(f, -off) for f in figs if off <= f.start < off + len(seg)]
         for f in seg_figs:
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
                            fallback_years=fallback_years, block=True, title=title)

@@ -15,7 +15,6 @@ Returns plain data; the caller decides between regeneration, ``uncertain`` and `
 """
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import re
 from dataclasses import dataclass, field
@@ -463,8 +462,7 @@ def verify(
         refuted = bool(fg._REFUTED.search(text))
         years_before = frozenset()  # years carry within a sentence, never into the next one
         for offset, clause in fg.segments(text):
-            clause_figs = [dataclasses.replace(f, start=f.start - offset, end=f.end - offset)
-                           for f in all_figs if offset <= f.start < offset + len(clause)]
+            clause_figs = [fg.shifted(f, -offset) for f in all_figs if offset <= f.start < offset + len(clause)]
             clause_years = fg._years(clause_figs, clause)
             years_before = clause_years or years_before
             for fig in clause_figs:
