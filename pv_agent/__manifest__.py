@@ -20,7 +20,7 @@ or payslip data ever reaches a prompt.
     "license": "LGPL-3",
     "depends": ["mail"],  # brings base, web and bus
     "external_dependencies": {
-        "python": ["requests", "numpy", "python-frontmatter", "sqlite-vec", "PyYAML"],
+        "python": ["requests", "numpy", "python-frontmatter", "markdown-it-py", "sqlite-vec", "PyYAML"],
     },
     "data": [
         "security/pv_agent_security.xml",

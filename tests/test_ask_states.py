@@ -74,7 +74,7 @@ def test_a_figure_in_no_block_twice_ends_uncertain_and_marked(srv, settings, ind
     srv.script(bad, bad)
     answer = ask(HBGL_QUESTION, index, settings)
     assert answer.state == "uncertain"
-    assert "7.070 € **⟨nicht belegt⟩**" in answer.answer
+    assert "7.070 € **⟨nicht belegt: steht in keinem zitierten Eintrag⟩**" in answer.answer
     assert answer.answer.startswith("> ⚠ **Nicht vollständig belegt.**")
     assert answer.flags["unsupported_figures"][0]["figure"] == "7.070 €"
     assert answer.citations[0]["supported"] is False

@@ -23,7 +23,7 @@ from .ollama import OllamaClient, OllamaError
 from .planner import Plan, plan
 from .retrieve import retrieve
 from .types import SECTION_KEY_VALUES, Hit, RetrievalResult
-from .verify import Verification, citations_in, leaks_prompt, mark_unsupported, verify
+from .verify import REASONS, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 
 
@@ -55,9 +55,12 @@ def ask(
     client: OllamaClient | None = None,
     now: date | None = None,
     deadline: float | None = None,
+    similarity=None,
 ) -> Answer:
     """``deadline`` (a ``time.monotonic()`` value) bounds the total model time: once it is
-    reached no further call starts and the answer ends ``sources_only`` with the reason."""
+    reached no further call starts and the answer ends ``sources_only`` with the reason.
+    ``similarity`` (texts → L2-normalised vectors, e.g. the built-in embedder) decides
+    whether a claim sentence paraphrases its cited section; without it a lexical measure does."""
     run = _Run()
     client = bounded(client or OllamaClient(settings), deadline)
     question = question.strip()
@@ -97,6 +100,9 @@ def ask(
     def exists(entry_id: str) -> bool:
         return entry_id in entries or index.entry(entry_id) is not None
 
+    def check_draft(content: str) -> Verification:
+        return _verify(content, context, exists, run, question=question, similarity=similarity)
+
     try:
         if the_plan.kind == "survey":
             messages = _map_reduce(client, settings, system, context, user_question, run)
@@ -108,7 +114,7 @@ def ask(
     except OllamaError as exc:
         return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
 
-    first, check = gen, _verify(gen.content, context, exists, run)
+    first, check = gen, check_draft(gen.content)
     if _is_refusal(gen.content):
         return _final("refused", prompts.REFUSAL, check, context, entries, run, base)
     if check.ok and not gen.truncated:
@@ -128,7 +134,7 @@ def ask(
         result.notice = f"{exc.reason}: {exc}"
         return result
     first_flags = check.flags()
-    check = _verify(gen.content, context, exists, run)
+    check = check_draft(gen.content)
     if _is_refusal(gen.content):
         state, answer = "refused", prompts.REFUSAL
     elif check.ok and not gen.truncated:
@@ -218,9 +224,9 @@ def _map_reduce(client, settings, system, context: Context, question: str, run: 
     return _messages(system, Context(distilled, context.budget), question, note=prompts.text("reduce_note"))
 
 
-def _verify(content: str, context: Context, exists, run: _Run) -> Verification:
+def _verify(content: str, context: Context, exists, run: _Run, *, question: str = "", similarity=None) -> Verification:
     started = time.monotonic()
-    result = verify(content, context, exists=exists)
+    result = verify(content, context, exists=exists, question=question, similarity=similarity)
     result.leaked_prompt = leaks_prompt(content, prompts.system_prompt())
     run.timings["verify_ms"] += (time.monotonic() - started) * 1000
     return result
@@ -239,20 +245,26 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
     for issue in check.unsupported_figures:
         cited = ", ".join(f"[{c}]" for c in issue.cited) or "keine Quelle"
         line = prompts.text("regenerate_unsupported_figure", figure=issue.figure, cited=cited)
-        if issue.found_in:
+        if issue.reason not in ("not_in_block", "other_block"):
+            line += " " + prompts.text("regenerate_figure_reason", reason=prompts.text("reason_" + issue.reason))
+        elif issue.found_in:
             line += " " + prompts.text("regenerate_figure_found_in", ids=", ".join(f"[{i}]" for i in issue.found_in))
         lines.append(line)
     if check.missing_citations:
         lines.append(prompts.text("regenerate_missing_citations"))
     if check.leaked_prompt:
         lines.append(prompts.text("regenerate_leaked_prompt"))
+    if check.claims_mostly_unsupported:
+        lines.append(prompts.text("regenerate_unsupported_claims"))
     for group in check.conflicts:
-        if group.one_sided:
+        if group.failing:
             lines.append(prompts.text(
                 "regenerate_conflict",
                 ids=", ".join(f"[{i}]" for i in group.ids),
                 cited=", ".join(f"[{i}]" for i in group.cited),
             ))
+            if group.unmarked or group.status_missing:
+                lines.append(prompts.text("regenerate_conflict_marks"))
     if truncated:
         lines.append(prompts.text("regenerate_truncated"))
     lines.append(prompts.text("regenerate_footer"))
@@ -262,15 +274,19 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
 def _uncertain_text(content: str, check: Verification, truncated: bool) -> str:
     notices = [prompts.text("uncertain_notice")]
     for group in check.conflicts:
-        if group.one_sided:
+        if group.failing and group.one_sided:
             missing = ", ".join(f"[{i}]" for i in group.ids if i not in group.cited)
             notices.append(prompts.text("uncertain_conflict", cited=", ".join(group.cited), missing=missing))
+        elif group.failing:  # both sides stated, but without ⚠ or without saying which one applies
+            notices.append(prompts.text("uncertain_conflict_marks", ids=", ".join(f"[{i}]" for i in group.ids)))
     if truncated:
         notices.append(prompts.text("truncated_notice"))
     marked = mark_unsupported(
         content, check,
         figure_mark=prompts.text("mark_unsupported_figure"),
         citation_mark=prompts.text("mark_unknown_citation"),
+        claim_mark=prompts.text("mark_unsupported_claim"),
+        reasons={key: prompts.text("reason_" + key) for key in REASONS},
     )
     return "\n>\n".join(notices) + "\n\n" + marked
 
@@ -290,6 +306,7 @@ def _final(state, answer, check: Verification, context: Context, entries, run: _
             })
     flags = check.flags()
     flags["truncated"] = False
+    flags["checked"]["state_line"] = prompts.checked_line(flags["checked"]) if state != "refused" else ""
     stands = sorted({c["stand"] for c in citations if c["stand"]})
     if state != "refused" and run.year and stands and all(int(s[:4]) != run.year for s in stands):
         # Built only on entries of another year: say so, the clerk may be looking at old values.

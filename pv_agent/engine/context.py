@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import re
-
+from . import markdown
 from .config import Settings
 from .types import SECTION_SUMMARY, Hit
 
@@ -152,6 +151,6 @@ def is_conflict_side(hit: Hit, body: str | None) -> bool:
 
 
 def section_text(body: str, name: str) -> str:
-    """The markdown of one H2 section of an entry's body, without its heading."""
-    match = re.search(rf"^##\s+{re.escape(name)}\s*$(.*?)(?=^##\s|\Z)", body, re.MULTILINE | re.DOTALL)
-    return match.group(1).strip() if match else ""
+    """The markdown of one H2 section of an entry's body, without its heading (code fences
+    respected: the engine's one markdown parse)."""
+    return markdown.section_text(body, name)

@@ -30,6 +30,7 @@ class GoldQuestion:
     kind: str
     year: int | None = None
     note: str = ""
+    expect_figures: tuple[str, ...] = ()  # answer key: figures a correct answer states ("6.930 €", "17 %")
 
 
 def load_goldset(path: str | Path) -> list[GoldQuestion]:
@@ -47,6 +48,7 @@ def load_goldset(path: str | Path) -> list[GoldQuestion]:
                 kind=kind,
                 year=item.get("year"),
                 note=str(item.get("note") or ""),
+                expect_figures=tuple(str(f) for f in item.get("expect_figures") or ()),
             )
         )
     return questions

@@ -1,8 +1,11 @@
 """Answer evaluation over the goldset (design.md §6): the answer half of ``pv-agent eval --answers``.
 
-Runs ``ask`` for every goldset question and measures citation precision, refusal
-correctness, expected-source rate, figure-support rate, clarify and conflict handling and
-latency (mean, p95). Writes a JSON report and an HTML report with one inline-SVG chart per
+Runs ``ask`` for every goldset question and scores the model's text against the goldset's
+answer keys (``expect_figures``), never against the verifier's own verdict: which expected
+figures the model wrote (in any notation), whether it cited the expected entries, refused
+when it should, asked back, and marked both sides of a conflict with ⚠ itself (a ⚠ the
+system adds in its notices does not count). Metrics that do come from the verifier say so
+in their name. Plus latency (mean, p95). Writes a JSON report and an HTML report with one inline-SVG chart per
 metric; ``bakeoff_html`` puts several reports (models) side by side.
 """
 from __future__ import annotations
@@ -10,12 +13,14 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 import time
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
+from . import figures as fg
 from . import prompts
 from .ask import ask
 from .config import Settings
@@ -27,13 +32,15 @@ ANSWERING_STATES = ("answered", "answered_after_retry", "uncertain")
 
 # (key, German label, kind): "rate" is a share 0..1, "ms" a latency.
 METRICS = (
-    ("citation_precision", "Zitier-Präzision (zitiert ⊆ gefunden)", "rate"),
-    ("refusal_correctness", "Verweigerung korrekt", "rate"),
-    ("expected_source_rate", "Erwartete Quelle zitiert", "rate"),
-    ("figure_support_rate", "Zahlen belegt", "rate"),
-    ("clarify_rate", "Rückfrage bei fehlenden Angaben", "rate"),
-    ("conflict_rate", "Konflikt beidseitig dargestellt", "rate"),
-    ("answered_first_try_rate", "Ohne Korrektur belegt", "rate"),
+    ("expected_figures_recall", "Erwartete Zahlen im Antworttext (Anteil der Zahlen)", "rate"),
+    ("all_expected_figures_rate", "Antworten mit allen erwarteten Zahlen", "rate"),
+    ("cited_ids_retrieved_rate", "Zitierte IDs unter den gefundenen Einträgen", "rate"),
+    ("refusal_agreement_rate", "Verweigert genau bei refuse-Fragen", "rate"),
+    ("expected_source_cited_rate", "Erwartete Quelle zitiert", "rate"),
+    ("clarify_question_rate", "Rückfrage bei clarify-Fragen gestellt", "rate"),
+    ("conflict_both_sides_warned_rate", "Konflikt: beide Seiten zitiert, ⚠ vom Modell", "rate"),
+    ("verifier_no_unsupported_figure_rate", "Prüfer: keine Zahl beanstandet", "rate"),
+    ("verifier_passed_first_draft_rate", "Prüfer: erster Entwurf bestanden", "rate"),
     ("latency_mean_ms", "Latenz Mittelwert", "ms"),
     ("latency_p95_ms", "Latenz p95", "ms"),
 )
@@ -52,10 +59,12 @@ class ItemResult:
     unknown_citations: int
     one_sided_conflicts: int
     has_question: bool
-    has_warning: bool
+    has_warning: bool  # a ⚠ the model wrote (not one of the system's notices)
     total_ms: float
     llm_ms: float
     llm_calls: int
+    expect_figures: list[str] = None  # the answer key
+    found_figures: list[str] = None  # those of the key the model's text states
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -78,6 +87,7 @@ def evaluate_answers(
         answer = ask(item.question, index, settings, client=client, now=now)
         d = answer.as_dict()
         flags = d["flags"]
+        text = model_text(answer.answer)
         res = ItemResult(
             id=item.id,
             kind=item.kind,
@@ -89,11 +99,13 @@ def evaluate_answers(
             unsupported_figures=len(flags["unsupported_figures"]),
             unknown_citations=len(flags["unknown_citations"]),
             one_sided_conflicts=sum(1 for c in flags["conflicts"] if c.get("one_sided")),
-            has_question="?" in answer.answer,
-            has_warning="⚠" in answer.answer,
+            has_question="?" in text,
+            has_warning="⚠" in text,
             total_ms=d["timings"]["total_ms"],
             llm_ms=d["timings"]["llm_ms"],
             llm_calls=answer.llm_calls,
+            expect_figures=list(item.expect_figures),
+            found_figures=figures_found(item.expect_figures, text) if answer.state in ANSWERING_STATES else [],
         )
         results.append(res)
         if progress:
@@ -112,6 +124,28 @@ def evaluate_answers(
     }
 
 
+_SYSTEM_LINES = re.compile(r"^(?:> ?⚠.*|>\s*|_Die Wissensbasis enthält dazu nur den Stand .*_)$", re.MULTILINE)
+_SYSTEM_MARKS = re.compile(r"\s*\*\*⟨[^⟩]*⟩\*\*|\s*\[[a-z0-9-]+ – nicht in den Quellen\]")
+
+
+def model_text(answer: str) -> str:
+    """The model's own text of an answer: without the notices and marks the system adds
+    (uncertain/conflict/truncated notices, the other-year line, ⟨nicht belegt⟩ marks)."""
+    return _SYSTEM_MARKS.sub("", _SYSTEM_LINES.sub("", answer)).strip()
+
+
+def figures_found(expected: tuple[str, ...] | list[str], text: str) -> list[str]:
+    """The answer-key figures that ``text`` states, in any notation (6.930 € = 6930,00 EUR)."""
+    written = fg.extract(text)
+    found = []
+    for key in expected:
+        wanted = fg.extract(key)
+        if wanted and any(fg.same_value(w, f) or (w.kind == "date" and f.kind == "date" and w.value == f.value)
+                          for w in wanted[:1] for f in written):
+            found.append(key)
+    return found
+
+
 def metrics(results: list[ItemResult]) -> dict:
     answering = [r for r in results if r.state in ANSWERING_STATES]
     cited = sum(len(r.cited) for r in answering)
@@ -122,15 +156,24 @@ def metrics(results: list[ItemResult]) -> dict:
     clarify = [r for r in judged if r.kind == "clarify"]
     conflict = [r for r in judged if r.kind == "conflict"]
     latencies = sorted(r.total_ms for r in judged if r.llm_calls)
+    # answer keys: every judged question with a key counts; a refusal states none of its figures
+    keyed = [r for r in judged if r.expect_figures]
     return {
-        "citation_precision": _share(valid, cited),
-        "refusal_correctness": _share(sum(refusal_ok), len(refusal_ok)),
-        "expected_source_rate": _share(sum(1 for r in with_expected if set(r.cited) & set(r.expected)), len(with_expected)),
-        "figure_support_rate": _share(sum(1 for r in answering if not r.unsupported_figures), len(answering)),
-        "clarify_rate": _share(sum(1 for r in clarify if r.state in ANSWERING_STATES and r.has_question), len(clarify)),
-        "conflict_rate": _share(
+        "expected_figures_recall": _share(sum(len(r.found_figures or ()) for r in keyed),
+                                          sum(len(r.expect_figures) for r in keyed)),
+        "all_expected_figures_rate": _share(
+            sum(1 for r in keyed if len(r.found_figures or ()) == len(r.expect_figures)), len(keyed)),
+        "cited_ids_retrieved_rate": _share(valid, cited),
+        "refusal_agreement_rate": _share(sum(refusal_ok), len(refusal_ok)),
+        "expected_source_cited_rate": _share(
+            sum(1 for r in with_expected if set(r.cited) & set(r.expected)), len(with_expected)),
+        "clarify_question_rate": _share(
+            sum(1 for r in clarify if r.state in ANSWERING_STATES and r.has_question), len(clarify)),
+        "conflict_both_sides_warned_rate": _share(
             sum(1 for r in conflict if set(r.expected) <= set(r.cited) and r.has_warning), len(conflict)),
-        "answered_first_try_rate": _share(sum(1 for r in answering if r.state == "answered"), len(answering)),
+        "verifier_no_unsupported_figure_rate": _share(
+            sum(1 for r in answering if not r.unsupported_figures), len(answering)),
+        "verifier_passed_first_draft_rate": _share(sum(1 for r in answering if r.state == "answered"), len(answering)),
         "latency_mean_ms": round(sum(latencies) / len(latencies), 1) if latencies else None,
         "latency_p95_ms": round(_percentile(latencies, 95), 1) if latencies else None,
         "sources_only": sum(1 for r in results if r.state == "sources_only"),
@@ -175,6 +218,7 @@ def report_html(report: dict) -> str:
     rows = "".join(
         f"<tr><td>{_e(i['id'])}</td><td>{_e(i['kind'])}</td><td>{_e(i['state'])}</td>"
         f"<td>{_e(', '.join(i['expected']))}</td><td>{_e(', '.join(i['cited']))}</td>"
+        f"<td>{len(i.get('found_figures') or [])}/{len(i.get('expect_figures') or [])}</td>"
         f"<td>{i['unsupported_figures']}</td><td>{i['total_ms'] / 1000:.1f} s</td><td>{_e(i['question'])}</td></tr>"
         for i in report["items"]
     )
@@ -187,7 +231,7 @@ def report_html(report: dict) -> str:
            .format(m["sources_only"]) if m.get("sources_only") else "")
         + '<div class="charts">' + "".join(charts) + "</div>"
         + "<table><tr><th>ID</th><th>Art</th><th>Zustand</th><th>erwartet</th><th>zitiert</th>"
-          "<th>unbelegte Zahlen</th><th>Zeit</th><th>Frage</th></tr>" + rows + "</table>"
+          "<th>erwartete Zahlen</th><th>vom Prüfer beanstandet</th><th>Zeit</th><th>Frage</th></tr>" + rows + "</table>"
     )
     return _page(f"Antwort-Evaluation {report['model']}", body)
 

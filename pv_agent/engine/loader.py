@@ -16,6 +16,7 @@ from pathlib import Path
 import frontmatter
 import yaml
 
+from . import markdown
 from .types import BRIEFING_SECTIONS, SECTION_SUMMARY, SOURCE_FAMILIES, Entry, LoadIssue, LoadResult
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -181,14 +182,8 @@ def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tup
 
 
 def h2_headings(body: str) -> list[tuple[int, str]]:
-    """(0-based line, heading) of every H2 outside fenced code."""
-    found, fenced = [], False
-    for i, line in enumerate(body.split("\n")):
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced and line.startswith("## "):
-            found.append((i, line[3:].strip()))
-    return found
+    """(0-based line, heading) of every H2 outside fenced code: the engine's one markdown parse."""
+    return markdown.h2_headings(body)
 
 
 def _check_body(body: str, source: str, rel: str, offset: int) -> list[LoadIssue]:

@@ -95,6 +95,8 @@ class PvAgentMessage(models.Model):
         flags = data.get("flags") or {}
         conflict = bool(flags.get("conflicts"))
         state = self.state
+        # what verification did, as the engine worded it ("4 Zahlen in den zitierten Einträgen geprüft")
+        checked = (flags.get("checked") or {}).get("state_line") or _("figures and statements checked against the cited entries")
         if state in ("answered", "answered_after_retry") and conflict:
             return {"text": _("⚠ Conflict in the sources: the entries state different values, both are cited – "
                               "check which one applies."), "level": "warning", "conflict": True}
@@ -102,9 +104,9 @@ class PvAgentMessage(models.Model):
             return {"text": _("⚠ Conflict in the sources, uncertain: only one side is cited; please check the "
                               "sources."), "level": "danger", "conflict": True}
         lines = {
-            "answered": (_("Answered: every statement is backed by the cited entries."), "success"),
-            "answered_after_retry": (_("Answered after a correction: the first draft failed the source check "
-                                       "and was rewritten."), "success"),
+            "answered": (_("Answered: %(checked)s.", checked=checked), "success"),
+            "answered_after_retry": (_("Answered after a correction (the first draft failed the source check "
+                                       "and was rewritten): %(checked)s.", checked=checked), "success"),
             "uncertain": (_("Uncertain: parts of the answer are not backed by the knowledge base and are marked."),
                           "danger"),
             "refused": (_("No statement in the knowledge base: it has no entry on this question."), "secondary"),

@@ -47,6 +47,9 @@ def run(args) -> int:
         print_json(answer.as_dict())
         return 0
     print(f"Status: {prompts.state_label(answer.state)} ({answer.state})")
+    checked = (answer.flags.get("checked") or {}).get("state_line")
+    if checked:
+        print(f"Geprüft: {checked}")
     if answer.notice:
         notice = OFF_TOPIC_NOTICES.get(answer.notice, answer.notice) if answer.state == "off_topic" else answer.notice
         print(f"Hinweis: {notice}", file=sys.stderr)

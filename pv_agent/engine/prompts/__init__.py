@@ -37,4 +37,23 @@ def state_label(state: str, version: str = PROMPT_VERSION) -> str:
     return _texts(version)["state_labels"][state]
 
 
+def checked_line(checked: dict, version: str = PROMPT_VERSION) -> str:
+    """What verification did, in one line: "4 Zahlen in den zitierten Einträgen geprüft, …"."""
+    n = checked.get("figures_checked", 0)
+    if n == 1:
+        parts = [text("checked_figure_one", version)]
+    elif n:
+        parts = [text("checked_figures", version, count=n)]
+    else:
+        parts = [text("checked_no_figures", version)]
+    if checked.get("figures_unsupported"):
+        parts.append(text("checked_unsupported", version, count=checked["figures_unsupported"]))
+    if checked.get("figures_given"):
+        parts.append(text("checked_given", version, count=checked["figures_given"]))
+    if checked.get("claims"):
+        found = checked.get("claims_quote", 0) + checked.get("claims_paraphrase", 0)
+        parts.append(text("checked_claims", version, found=found, total=checked["claims"]))
+    return ", ".join(parts)
+
+
 REFUSAL = text("refusal")

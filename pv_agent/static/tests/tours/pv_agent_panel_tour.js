@@ -62,7 +62,7 @@ registry.category("web_tour.tours").add("pv_agent_panel", {
             content: "the answer arrives over the bus",
         },
         {
-            trigger: ".o_pv_agent_panel .o_pv_agent_answer_card .o_pv_agent_state.alert-success:contains('Beantwortet: jede Aussage')",
+            trigger: ".o_pv_agent_panel .o_pv_agent_answer_card .o_pv_agent_state.alert-success:contains('in den zitierten Einträgen geprüft')",
             content: "its state is explained in one line, in German for this clerk",
         },
         {

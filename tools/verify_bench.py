@@ -1,0 +1,119 @@
+"""verify_ms on the goldset contexts: for every goldset question with expected entries, the
+context ``ask`` would build (lexical retrieval over the shipped knowledge base), a draft that
+states up to three figures-bearing lines of each block with its citation, and the time of
+``verify()``. Prints one JSON object on stdout.
+
+Wall-clock ``verify_ms`` and the thread's CPU time ``verify_cpu_ms`` (on a shared machine the
+wall clock includes waiting for a core). ``cold``: the first check of a context with the fact caches emptied (every cited block parsed,
+as for a question whose entries no earlier question used); ``warm``: the repeated checks (the
+regeneration of the same question, or later questions on the same entries).
+
+    .venv/bin/python tools/verify_bench.py [--repeat 5]
+
+Target (issue 13): p95 ≤ 20 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pv_agent.engine import figures as fg  # noqa: E402
+from pv_agent.engine.config import Settings  # noqa: E402
+from pv_agent.engine.context import build_context  # noqa: E402
+from pv_agent.engine.evaluate import load_goldset  # noqa: E402
+from pv_agent.engine.indexer import build_index  # noqa: E402
+from pv_agent.engine.loader import load_knowledge_base  # noqa: E402
+from pv_agent.engine.ollama import OllamaClient  # noqa: E402
+from pv_agent.engine.retrieve import retrieve  # noqa: E402
+from pv_agent.engine.store import SidecarIndex  # noqa: E402
+from pv_agent.engine import markdown as md_module  # noqa: E402
+from pv_agent.engine import verify as verify_module  # noqa: E402
+from pv_agent.engine.verify import verify  # noqa: E402
+from pv_agent.tests.ollama_api_server import OllamaAPIServer  # noqa: E402
+
+
+def draft_for(context, blocks: int | None = None) -> str:
+    """What a careful model writes: per block up to three statements with figures, each citing
+    its block: a table cell as "row (column): value", a list item or sentence as it stands."""
+    from pv_agent.engine import markdown as md
+
+    parts = []
+    for b in context.blocks[:blocks]:
+        lines = []
+        for node in md.parse(b.text):
+            if node.kind == "table":
+                for row in node.rows:
+                    for h, cell in list(zip(node.header, row))[1:]:
+                        lines.append(f"{node.header[0]} {row[0]} ({h}): {cell}")
+            elif node.kind in ("item", "paragraph"):
+                lines.extend(md.sentences(md.plain(node.text)))
+        lines = [s for s in lines if any(f.kind != "number" for f in fg.extract(s))][:3]
+        parts += [f"{line.rstrip('.')} [{b.entry_id}]." for line in lines]
+    return " ".join(parts) or "Dazu enthält die Wissensbasis keine Aussage."
+
+
+def stats(samples):
+    a = np.array(samples)
+    return {"p50": round(float(np.percentile(a, 50)), 2), "p95": round(float(np.percentile(a, 95)), 2),
+            "max": round(float(a.max()), 2), "samples": len(samples)}
+
+
+def run(index, goldset, settings, repeat: int, cited_blocks: int | None) -> dict:
+    cold, warm, cold_cpu, warm_cpu, checked, ok = [], [], [], [], 0, 0
+    for q in goldset:
+        hits = retrieve(index, q.question, settings, embedder=None, k=settings.top_k).hits
+        context = build_context(hits, settings, system_chars=3000, question=q.question)
+        draft = draft_for(context, cited_blocks)
+        for cache in (verify_module.facts_of_block, verify_module._sentence_index, verify_module._quantities_of,
+                      md_module._parse, fg._extract, fg._marks):
+            cache.cache_clear()
+        for n in range(repeat):
+            started, cpu = time.perf_counter(), time.thread_time()
+            result = verify(draft, context, question=q.question)
+            (warm if n else cold).append((time.perf_counter() - started) * 1000)
+            (warm_cpu if n else cold_cpu).append((time.thread_time() - cpu) * 1000)
+        checked += result.checked_figures
+        ok += result.ok
+    return {
+        "verify_ms": {"cold": stats(cold), "warm": stats(warm)},
+        # CPU time of the checking thread: the same work without the waiting of a busy machine
+        "verify_cpu_ms": {"cold": stats(cold_cpu), "warm": stats(warm_cpu)},
+        "figures_checked_per_question": round(checked / len(goldset), 1),
+        "quoting_drafts_passing": f"{ok}/{len(goldset)}",
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    loaded = load_knowledge_base(ROOT / "wissensbasis")
+    goldset = [q for q in load_goldset(ROOT / "wissensbasis" / "goldset.yaml") if q.expected_ids]
+    with tempfile.TemporaryDirectory() as tmp, OllamaAPIServer() as srv:
+        settings = Settings(ollama_url=srv.url)
+        path = str(Path(tmp) / "index.db")
+        build_index(loaded.entries, path, settings, embedder=OllamaClient(settings))
+        index = SidecarIndex.open(path)
+        runs = {}
+        for name, cited_blocks in (("every_block_cited", None), ("top_2_blocks_cited", 2)):
+            runs[name] = run(index, goldset, settings, args.repeat, cited_blocks)
+        index.close()
+    print(json.dumps({
+        "questions": len(goldset), "repeat": args.repeat, **runs, "target_p95_ms": 20.0,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
