@@ -211,7 +211,7 @@ def test_hostile_questions_never_crash_ask(sample_index, tmp_path, settings, oll
     path = str(tmp_path / "hybrid.db")
     build_index(load_knowledge_base(SAMPLE_KB).entries, path, settings, OllamaClient(settings))
     index = SidecarIndex.open(path)
-    # Chats get, in turn, a reply citing a block of its own context and no figure (which
+    # Chats get, in turn, a reply quoting a sentence of a block of its own context (which
     # verifies: the "answered" checks below run) or one citing an unknown id and an unsourced
     # figure (verification, regeneration and marking run): good, bad, good, bad, bad, … gives
     # answered, answered after a retry and uncertain answers. All go over HTTP.
@@ -249,12 +249,25 @@ class _ContextScriptedClient(OllamaClient):
 
     def chat(self, messages, **kw):
         self.calls += 1
-        ids = self.BLOCK_ID.findall("\n".join(m["content"] for m in messages))  # a retry: context in an earlier message
-        if ids and self.PATTERN[(self.calls - 1) % len(self.PATTERN)]:
-            self.server.script(f"Dazu gibt die Wissensbasis Auskunft [{ids[0]}].")
+        text = "\n".join(m["content"] for m in messages)  # a retry: context in an earlier message
+        quote = self._quotable(text)
+        if quote and self.PATTERN[(self.calls - 1) % len(self.PATTERN)]:
+            entry_id, sentence = quote
+            self.server.script(f"{sentence} [{entry_id}].")  # a sentence of the block, word for word
         else:
             self.server.script(BAD_REPLY)
         return super().chat(messages, **kw)
+
+    @classmethod
+    def _quotable(cls, text):
+        """(id, sentence) of the first block line without figures that reads as a sentence."""
+        for match in cls.BLOCK_ID.finditer(text):
+            block = text[match.end():].split("\n[", 1)[0]
+            for line in block.splitlines()[1:]:
+                line = line.strip().lstrip("-*# ").strip()
+                if len(line) >= 30 and not re.search(r"\d|\[|\]|\|", line) and line.endswith("."):
+                    return match.group(1), line.rstrip(".")
+        return None
 
 
 def test_the_tests_own_postgresql_is_stopped_and_removed():
