@@ -491,9 +491,11 @@ class DenseMatrix:
 
     RESCORE_FACTOR = 8
     MIN_RESCORE = 1000
-    # Share of all rows rescored exactly. Measured on clustered synthetic vectors (1024 dims,
-    # docs/benchmarks.md): recall@50 0.97 at 2.3 %, 0.9998 at 4.7 % of 171k rows.
+    # Share of all rows rescored exactly at 1024 dimensions; fewer dimensions carry fewer sign
+    # bits and need proportionally more candidates. Measured on clustered synthetic vectors
+    # (docs/benchmarks.md): at 1024 dims recall@50 0.97 at 2.3 %, 0.9998 at 4.7 % of 171k rows.
     RESCORE_SHARE = 0.05
+    SHARE_DIM = 1024
     EXACT_BELOW = 4096
 
     def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None, bits: np.ndarray | None = None):
@@ -506,7 +508,9 @@ class DenseMatrix:
 
     def candidates(self, limit: int) -> int:
         """How many rows the first stage keeps for exact rescoring."""
-        return max(self.MIN_RESCORE, self.RESCORE_FACTOR * limit, math.ceil(self.RESCORE_SHARE * len(self.rowids)))
+        dim = self.matrix.shape[1] if self.matrix.ndim == 2 else self.SHARE_DIM
+        share = min(1.0, self.RESCORE_SHARE * self.SHARE_DIM / max(dim, 1))
+        return max(self.MIN_RESCORE, self.RESCORE_FACTOR * limit, math.ceil(share * len(self.rowids)))
 
     @classmethod
     def open(cls, conn, model: str, dim: int, cache: "ArrayCache | None" = None, key=None) -> "DenseMatrix":
