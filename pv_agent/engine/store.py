@@ -230,6 +230,9 @@ class CompoundLookup:
 
 
 
+ENTRY_CACHE_SIZE = 512  # decoded entries kept per process (a few MB)
+
+
 class SidecarIndex(IndexMetaMixin):
     """Read side of the sidecar. One instance per process and file; ``refresh()`` before use
     notices an atomic swap (new file) or an in-place update (new generation)."""
@@ -248,6 +251,8 @@ class SidecarIndex(IndexMetaMixin):
         self._vocab: list[tuple[str, int]] | None = None
         self._dense: DenseMatrix | None = None
         self._lexical: LexicalIndex | None = None
+        self._entry_cache: dict[str, Entry] = {}
+        self._entry_cache_key = ""
         self.problem = ""  # why the last refresh kept the previous file, if it did
 
     def close(self) -> None:
@@ -305,12 +310,24 @@ class SidecarIndex(IndexMetaMixin):
         return _entry_from_row(row) if row else None
 
     def entries_by_id(self, ids) -> dict[str, Entry]:
+        """Entries by id; the recently read ones from a small per-generation cache (an entry
+        is immutable within a generation, and decoding one costs more than the look-up)."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", ids).fetchall()
-        return {r[0]: _entry_from_row(r) for r in rows}
+        key = self._generation_key()
+        if self._entry_cache_key != key:
+            self._entry_cache, self._entry_cache_key = {}, key
+        found = {i: self._entry_cache[i] for i in ids if i in self._entry_cache}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", missing).fetchall()
+            if len(self._entry_cache) + len(rows) > ENTRY_CACHE_SIZE:
+                self._entry_cache = {}
+            for r in rows:
+                found[r[0]] = self._entry_cache[r[0]] = _entry_from_row(r)
+        return {i: found[i] for i in ids if i in found}
 
     def stand_years(self, entry_ids) -> dict[str, int]:
         entry_ids = list(entry_ids)
