@@ -692,6 +692,7 @@ def environment() -> dict:
         "sqlite": sqlite_version,
         "sqlite_vec": vec_version,
         "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", ""),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],  # other work on the machine
     }
 
 
