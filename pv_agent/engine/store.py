@@ -748,16 +748,14 @@ class LexicalIndex:
             entry[i] = labels.setdefault(e, len(labels))
             kind[i] = labels.setdefault(k, len(labels))
         del rows
-        ids: dict[str, int] = {}
-        word_id = np.fromiter((ids.setdefault(w, len(ids)) for w in words), dtype=np.int64, count=len(words))
-        del words
-        terms = sorted(ids, key=lambda t: t.encode())  # FTS5 orders terms bytewise
-        rank = np.empty(len(terms), dtype=np.int64)
-        rank[np.fromiter((ids[t] for t in terms), dtype=np.int64, count=len(terms))] = np.arange(len(terms))
+        terms = sorted(set(words), key=str.encode)  # FTS5 orders terms bytewise
+        rank_of = {t: i for i, t in enumerate(terms)}
+        word_rank = np.fromiter(map(rank_of.__getitem__, words), dtype=np.int64, count=len(words))  # a C-level loop
+        del words, rank_of
         chunk = np.repeat(np.arange(n, dtype=np.int64), pieces.reshape(-1, 2).sum(axis=1)) if n else np.zeros(0, np.int64)
         weight = np.repeat(np.tile(np.array([HEAD_WEIGHT, BODY_WEIGHT]), n), pieces) if n else np.zeros(0)
-        pair = rank[word_id] * max(n, 1) + chunk
-        del word_id, chunk
+        pair = word_rank * max(n, 1) + chunk
+        del word_rank, chunk
         order = np.argsort(pair, kind="stable")
         pair = pair[order]
         weight = weight[order]
