@@ -175,3 +175,33 @@ def test_an_unwritable_cache_location_still_searches(kb_index, tmp_path):
     reference = SidecarIndex.open(kb_index)
     terms = [QueryTerm("urlaub", prefix=True)]
     assert index.lexical_search(terms, 30) == reference.lexical_search_fts5(terms, 30)
+
+
+def test_an_update_gets_new_arrays_and_old_generations_are_removed(kb_dir, tmp_path, settings):
+    from pv_agent.engine.ollama import OllamaClient
+
+    path = str(tmp_path / "index.db")
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings), full=True)
+    index = SidecarIndex.open(path)
+    index.lexical_index()
+    before = os.listdir(path + ".arrays")
+    entry = kb_dir / "dokumente" / "pv-sz-02.md"
+    entry.write_text(entry.read_text(encoding="utf-8").replace("## Zusammenfassung\n", "## Zusammenfassung\nZauberwort. ", 1), encoding="utf-8")
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
+    assert index.refresh()
+    hits = index.lexical_search([QueryTerm("zauberwort")], 5)
+    assert hits and index.chunks_by_rowid([hits[0][0]]).popitem()[1].entry_id == "pv-sz-02"
+    after = os.listdir(path + ".arrays")
+    assert len(after) == 1 and after != before  # the new generation's folder replaced the old one
+
+
+def test_a_process_on_an_older_generation_keeps_the_newer_arrays(tmp_path):
+    from pv_agent.engine.store import ArrayCache
+
+    base = str(tmp_path / "index.db.arrays")
+    ArrayCache(base, "1-2-g7-20261201").save("dense", {"rowids": np.arange(3)})
+    ArrayCache(base, "1-2-g6-20261130").save("dense", {"rowids": np.arange(2)})  # a late, stale worker
+    assert sorted(os.listdir(base)) == ["1-2-g6-20261130", "1-2-g7-20261201"]
+    ArrayCache(base, "1-3-g8-20261202").save("dense", {"rowids": np.arange(4)})  # the next build (new file)
+    assert os.listdir(base) == ["1-3-g8-20261202"]
+    assert list(ArrayCache(base, "1-3-g8-20261202").load("dense", ("rowids",))["rowids"]) == [0, 1, 2, 3]

@@ -657,9 +657,20 @@ class ArrayCache:
         return self.load(kind, tuple(arrays)) or arrays
 
     def _drop_other_generations(self) -> None:
+        """Remove the folders of older generations (the counter grows across full rebuilds too);
+        a process still on an older generation never removes a newer one's."""
+        mine = _generation_of(self.key)
         for name in os.listdir(self.base):
-            if name != self.key:
+            if name != self.key and not name.startswith(".") and _generation_of(name) < mine:
                 shutil.rmtree(os.path.join(self.base, name), ignore_errors=True)
+
+
+def _generation_of(key: str) -> int:
+    """The generation in a key ``<dev>-<ino>-g<generation>-<time>`` (-1 if none)."""
+    for part in key.split("-"):
+        if part.startswith("g") and part[1:].isdigit():
+            return int(part[1:])
+    return -1
 
 
 def _pack_words(words: list[str]) -> np.ndarray:
