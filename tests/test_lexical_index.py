@@ -205,3 +205,16 @@ def test_a_process_on_an_older_generation_keeps_the_newer_arrays(tmp_path):
     ArrayCache(base, "1-3-g8-20261202").save("dense", {"rowids": np.arange(4)})  # the next build (new file)
     assert os.listdir(base) == ["1-3-g8-20261202"]
     assert list(ArrayCache(base, "1-3-g8-20261202").load("dense", ("rowids",))["rowids"]) == [0, 1, 2, 3]
+
+
+def test_prepare_saves_the_arrays_for_the_next_worker(kb_dir, tmp_path, settings):
+    from pv_agent.engine.ollama import OllamaClient
+    from pv_agent.engine.store import ArrayCache
+
+    path = str(tmp_path / "index.db")
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings), full=True)
+    SidecarIndex.open(path).prepare()
+    (key,) = os.listdir(path + ".arrays")
+    cache = ArrayCache(path + ".arrays", key)
+    assert cache.load("lexical", ("rowids", "post_chunk")) is not None
+    assert cache.load("dense", ("rowids", "matrix", "bits")) is not None
