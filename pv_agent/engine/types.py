@@ -100,6 +100,9 @@ class QueryTerm:
 
     text: str  # folded, only [0-9a-z]
     prefix: bool = False
+    # Terms with the same non-empty group score as one term (one IDF over the chunks holding
+    # any of them, their frequencies summed): the compounds one word was expanded to.
+    group: str = ""
 
 
 @dataclass

