@@ -28,7 +28,7 @@ from .config import Settings
 from .index_target import is_dsn, open_index
 from .ollama import OllamaClient, OllamaError
 from .sqlite_conn import sqlite_module
-from .store import IndexCorrupt, IndexError_, SidecarWriter, is_sidecar_file, pack_vector
+from .store import IndexCorrupt, IndexError_, SidecarIndex, SidecarWriter, is_sidecar_file, pack_vector
 from .types import Chunk, Entry
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -98,7 +98,22 @@ def build_index(
         report = _build_or_update(entries, store, settings, embedder, full, progress)
     report.kept = sorted(e.id for e in kept)
     report.broken_without_previous = sorted(set(broken) - {e.id for e in entries})
+    if not is_dsn(target):
+        _prepare_sidecar(str(target))
     return report
+
+
+def _prepare_sidecar(path: str) -> None:
+    """Derive the new generation's search arrays now, so that no clerk's first question after
+    a reindex waits for them (seconds at 10×); readers build them themselves if this fails."""
+    try:
+        index = SidecarIndex.open(path)
+    except IndexError_:
+        return
+    try:
+        index.prepare()
+    finally:
+        index.close()
 
 
 def _build_or_update(entries, store, settings, embedder, full, progress) -> IndexReport:
