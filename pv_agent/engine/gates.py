@@ -88,3 +88,8 @@ def nothing_relevant(result: RetrievalResult, settings: Settings = DEFAULTS) -> 
         if h.coverage >= settings.weak_coverage and (h.cosine is None or h.cosine >= settings.weak_cosine):
             return False
     return True
+
+
+def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
+    """Placeholder until calibrated."""
+    return not nothing_relevant(result, settings)

@@ -11,6 +11,7 @@ import time
 from collections import defaultdict
 
 from .config import Settings
+from .embedders import OllamaEmbedder, as_embedder, index_embedder_kind
 from .ollama import OllamaClient, OllamaError
 from .store import ChunkRow, SidecarIndex
 from .textnorm import index_text, query_terms, stem
@@ -34,14 +35,17 @@ def retrieve(
     question: str,
     settings: Settings,
     *,
-    embedder: OllamaClient | None = None,
+    embedder=None,
+    embedder_notice: str = "",
     topics: list[str] | None = None,
     scopes: list[str] | None = None,
     k: int | None = None,
     year: int | None = None,
 ) -> RetrievalResult:
     """Entry-level hits for ``question``; ``year`` (see timeframe.asked_year) steers towards
-    entries whose ``stand`` describes that year."""
+    entries whose ``stand`` describes that year. ``embedder``: an Embedder (embedders.py,
+    e.g. from ``query_embedder``), an OllamaClient, or None (lexical; ``embedder_notice`` says why).
+    ``k`` ranked hits; cross-references come after them with ``via="cross_ref"``."""
     started = time.monotonic()
     index.refresh()
     k = k or settings.top_k
@@ -55,11 +59,14 @@ def retrieve(
     dense: list[tuple[int, float]] = []
     if mode == "hybrid" and question.strip():
         if embedder is None:
-            mode, notice = "lexical", "Kein Embedding-Modell angebunden – nur lexikalische Suche (BM25)."
+            mode, notice = "lexical", embedder_notice or "Kein Embedding-Modell angebunden – nur lexikalische Suche (BM25)."
+        elif not _fits_index(embedder := _query_embedder(embedder, index, settings), index):
+            mode, notice = "lexical", (f"Index-Vektoren von {index_embedder_kind(index)}:{index.embed_model}, Anfrage mit "
+                                       f"{embedder.kind}:{embedder.model} – nur lexikalische Suche (BM25).")
         else:
             t = time.monotonic()
             try:
-                vector = embedder.embed([question], model=index.embed_model or settings.embed_model)[0]
+                vector = embedder.embed_query(question)
             except OllamaError as exc:
                 mode, notice = "lexical", f"{exc.reason} – nur lexikalische Suche (BM25)."
             else:
@@ -78,6 +85,17 @@ def retrieve(
     hits.extend(_cross_ref_hits(index, hits, settings))
     timings["total_ms"] = _ms(started)
     return RetrievalResult(question=question, mode=mode, hits=hits, notice=notice, terms=tuple(terms), timings_ms=timings)
+
+
+def _query_embedder(embedder, index, settings):
+    if isinstance(embedder, OllamaClient):  # a bare client embeds with the index's model
+        return OllamaEmbedder(embedder, settings, model=index.embed_model or settings.embed_model)
+    return as_embedder(embedder, settings)
+
+
+def _fits_index(embedder, index) -> bool:
+    """Vectors of one embedder and model only: never a query vector from another model."""
+    return embedder.kind == index_embedder_kind(index) and (not index.embed_model or embedder.model == index.embed_model)
 
 
 # -- lexical ---------------------------------------------------------------------------

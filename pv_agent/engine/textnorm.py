@@ -12,6 +12,10 @@ import unicodedata
 
 _TOKEN = re.compile(r"[0-9a-z]+")
 _DIGRAPHS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+# "ue" spelled for "ü" (Ueberstunden, fuer, Zuschuesse) – not after a/e/i/q (heuer, Steuer, Dauer,
+# neue, Quelle) and not in "-uell" (aktuell, eventuell, manuell): those keep their letters, so
+# "heuer" and "aktuell" stay recognisable after folding.
+_UE_UMLAUT = re.compile(r"(?<![aeiq])ue(?!ll)")
 
 # Words that carry no topic in a clerk's question. Kept small on purpose: payroll terms
 # such as "frist", "satz" or "grenze" must stay searchable.
@@ -27,6 +31,7 @@ STOPWORDS = frozenset(
     zur zwischen hallo danke gerne bzgl lt usw eig eigentlich genau mal schon sagen sag bekommt
     bekomme kriegt kriege geht gehts
     hoch hohe hoher hohes hohen viel viele vielen lange lang gross grosse grosser betragt
+    aktuell aktuelle aktuellen aktueller derzeit momentan
     """.split()
 )
 
@@ -43,7 +48,9 @@ def fold(text: str) -> str:
     if not text.isascii() and _NEEDS_DECOMPOSITION.search(text):  # é, č …, ｆｕｌｌｗｉｄｔｈ
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    for digraph, vowel in _DIGRAPHS:
+    if "ue" in text:  # "ue" for ü, but not the diphthong of "heuer", "Steuer", "Dauer" nor "aktuell"
+        text = _UE_UMLAUT.sub("u", text)
+    for digraph, vowel in _DIGRAPHS[:2]:
         text = text.replace(digraph, vowel)
     return text
 

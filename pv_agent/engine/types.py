@@ -161,7 +161,12 @@ class RetrievalResult:
         return [h.entry_id for h in self.hits]
 
     def as_dict(self) -> dict:
-        out = {"mode": self.mode, "hits": [h.as_dict() for h in self.hits]}
+        """``hits``: the ranked hits (``--k`` of them); ``cross_refs``: entries they point to, unranked."""
+        out = {
+            "mode": self.mode,
+            "hits": [h.as_dict() for h in self.hits if h.via != "cross_ref"],
+            "cross_refs": [h.as_dict() for h in self.hits if h.via == "cross_ref"],
+        }
         if self.notice:
             out["notice"] = self.notice
         return out

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pv_agent.engine.evaluate import GOLDSET_TODAY, K_VALUES, evaluate_retrieval, load_goldset
 from pv_agent.engine.evaluate_answers import METRICS, bakeoff_html, evaluate_answers, write_reports
+from pv_agent.engine.embedders import query_embedder
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index_target import open_index
 from pv_agent.engine.store import IndexError_
@@ -42,7 +43,10 @@ def run(args) -> int:
         return fail(str(exc))
     goldset = load_goldset(args.goldset)
     client = OllamaClient(cfg)
-    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=client)}
+    embedder, why = query_embedder(index, cfg, client)
+    if why:
+        print(f"Hinweis: {why}", file=sys.stderr)
+    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=embedder)}
     if args.answers:
         def progress(n, total, item):
             print(f"\r{n}/{total} {item.id}: {item.state:<22}", end="", file=sys.stderr, flush=True)

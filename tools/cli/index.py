@@ -4,9 +4,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from pv_agent.engine.embedders import choose_embedder
+from pv_agent.engine.embedding_seed import load_seed
 from pv_agent.engine.indexer import build_index
 from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.store import IndexError_
 
 from ._common import ProgressBar, add_index_argument, add_kb_argument, fail, index_target, print_json, settings
@@ -33,9 +34,15 @@ def run(args) -> int:
     if not loaded.entries:
         print("Fehler: keine gültigen Einträge – Index bleibt unverändert.")
         return 1
-    embedder = None if args.lexical else OllamaClient(cfg)
     try:
-        report = build_index(loaded.entries, index_target(args), cfg, embedder, full=args.full, progress=ProgressBar())
+        embedder, why = (None, "Ohne Embeddings gebaut (--lexical) – nur lexikalische Suche (BM25).") if args.lexical \
+            else choose_embedder(cfg)
+    except ValueError as exc:  # PV_AGENT_EMBEDDER with an unknown value
+        return fail(str(exc))
+    seed = load_seed(args.kb, embedder.cache_key) if embedder is not None else None
+    try:
+        report = build_index(loaded.entries, index_target(args), cfg, embedder, full=args.full,
+                             progress=ProgressBar(), seed=seed, notice=why)
     except IndexError_ as exc:  # PostgreSQL unreachable, pgvector missing
         return fail(str(exc))
     report.timings_s["load"] = round(load_s, 3)
@@ -44,7 +51,8 @@ def run(args) -> int:
         print_json(data)
         return 0
     kind = "neu gebaut" if report.full else "aktualisiert"
-    print(f"Index {report.path} {kind} (Generation {report.generation}, Modus {report.mode}).")
+    via = f", Embeddings: {embedder.kind} {embedder.model}" if embedder is not None and report.mode == "hybrid" else ""
+    print(f"Index {report.path} {kind} (Generation {report.generation}, Modus {report.mode}{via}).")
     print(
         f"  {report.entries} Einträge, {report.chunks} Abschnitte, {report.vectors} Vektoren; "
         f"neu {report.added}, geändert {report.updated}, entfernt {report.removed}, unverändert {report.unchanged}"
