@@ -184,6 +184,9 @@ def merge_results(results: list[RetrievalResult], k: int, cross_ref_limit: int) 
         hits=picked,
         notice=lexical[0].notice if lexical else "",
         terms=tuple(dict.fromkeys(t for r in results for t in r.terms)),
+        unknown_terms=tuple(dict.fromkeys(t for r in results for t in r.unknown_terms)),
+        unknown_share=max(r.unknown_share for r in results),
+        dense_z=max((r.dense_z for r in results if r.dense_z is not None), default=None),
     )
 
 

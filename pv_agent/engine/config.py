@@ -49,6 +49,15 @@ class Settings:
     min_cosine: float = 0.6
     weak_coverage: float = 0.25
     weak_cosine: float = 0.45
+    # Relevance without a language model (gates.supported, used when no model answers):
+    # calibrated with `pv-agent eval --refusals --calibrate` on the goldset's calibration half.
+    refuse_dense_z: float = 1.0
+    refuse_unknown_share: float = 0.25
+    refuse_unknown_dense_z: float = 4.6
+    refuse_unknown_coverage: float = 0.7
+    refuse_lexical_coverage: float = 0.4
+    refuse_lexical_unknown_share: float = 0.5
+    refuse_lexical_unknown_coverage: float = 0.6
     # Answers
     survey_blocks: int = 12  # blocks distilled one by one for a "list everything about X" question
     sources_only_entries: int = 3  # entries shown when no language model answers

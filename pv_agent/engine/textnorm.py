@@ -12,10 +12,11 @@ import unicodedata
 
 _TOKEN = re.compile(r"[0-9a-z]+")
 _DIGRAPHS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
-# "ue" spelled for "ü" (Ueberstunden, fuer, Zuschuesse) – not after a/e/i/q (heuer, Steuer, Dauer,
-# neue, Quelle) and not in "-uell" (aktuell, eventuell, manuell): those keep their letters, so
-# "heuer" and "aktuell" stay recognisable after folding.
-_UE_UMLAUT = re.compile(r"(?<![aeiq])ue(?!ll)")
+# "ue" spelled for "ü" (Ueberstunden, fuer, Zuschuesse) – not in the word "heuer", not after a/i/q
+# (Dauer, Quelle) and not in "-uell" (aktuell, eventuell): those keep their letters, so "heuer" and
+# "aktuell" stay recognisable after folding. "Steuer" still folds to "steur" as before, so a
+# question typed "Kommunalsteur" keeps finding "Kommunalsteuer".
+_UE_UMLAUT = re.compile(r"(?<![aiq])(?<!\bhe)ue(?!ll)")
 
 # Words that carry no topic in a clerk's question. Kept small on purpose: payroll terms
 # such as "frist", "satz" or "grenze" must stay searchable.
@@ -32,6 +33,8 @@ STOPWORDS = frozenset(
     bekomme kriegt kriege geht gehts
     hoch hohe hoher hohes hohen viel viele vielen lange lang gross grosse grosser betragt
     aktuell aktuelle aktuellen aktueller derzeit momentan
+    is isch gibts gib wir ihm ihn eh gar will selber heisst schaut passiert komplett extra ma mitm firma
+    uberhaupt irgendein irgendeinen irgendwas okay ok
     """.split()
 )
 
@@ -48,7 +51,7 @@ def fold(text: str) -> str:
     if not text.isascii() and _NEEDS_DECOMPOSITION.search(text):  # é, č …, ｆｕｌｌｗｉｄｔｈ
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    if "ue" in text:  # "ue" for ü, but not the diphthong of "heuer", "Steuer", "Dauer" nor "aktuell"
+    if "ue" in text:  # "ue" for ü, but not in "heuer", "Dauer" nor "aktuell" (see _UE_UMLAUT)
         text = _UE_UMLAUT.sub("u", text)
     for digraph, vowel in _DIGRAPHS[:2]:
         text = text.replace(digraph, vowel)

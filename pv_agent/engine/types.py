@@ -155,6 +155,9 @@ class RetrievalResult:
     notice: str = ""  # why the mode is lexical, if it is
     terms: tuple[str, ...] = ()  # significant folded query terms
     timings_ms: dict = field(default_factory=dict)
+    unknown_terms: tuple[str, ...] = ()  # significant terms the index contains nowhere (gates.supported)
+    unknown_share: float = 0.0  # share of the question's nouns (capitalised, 5+ letters) that are unknown
+    dense_z: float | None = None  # best dense similarity in standard deviations above the candidate pool's mean
 
     @property
     def ids(self) -> list[str]:
