@@ -57,7 +57,7 @@ class Settings:
     refuse_unknown_coverage: float = 0.7
     refuse_lexical_coverage: float = 0.4
     refuse_lexical_unknown_share: float = 0.5
-    refuse_lexical_unknown_coverage: float = 0.6
+    refuse_lexical_unknown_coverage: float = 0.7
     # Answers
     survey_blocks: int = 12  # blocks distilled one by one for a "list everything about X" question
     sources_only_entries: int = 3  # entries shown when no language model answers
