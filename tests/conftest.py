@@ -17,6 +17,14 @@ from pv_agent.tests.ollama_api_server import OllamaAPIServer  # noqa: E402
 from kbfactory import write_kb  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _embedder_ollama_unless_asked(monkeypatch):
+    """Command-line runs in tests embed with Ollama (the test server or a dead port), not with the
+    built-in model: embedding on the CPU would slow every test. Tests of the built-in model
+    set PV_AGENT_EMBEDDER themselves (test_embedders.py, test_goldset_floor.py)."""
+    monkeypatch.setenv("PV_AGENT_EMBEDDER", os.environ.get("PV_AGENT_TEST_EMBEDDER", "ollama"))
+
+
 @pytest.fixture
 def kb_dir(tmp_path) -> Path:
     return write_kb(tmp_path / "kb")

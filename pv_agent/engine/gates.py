@@ -88,3 +88,50 @@ def nothing_relevant(result: RetrievalResult, settings: Settings = DEFAULTS) -> 
         if h.coverage >= settings.weak_coverage and (h.cosine is None or h.cosine >= settings.weak_cosine):
             return False
     return True
+
+
+
+def relevance_signals(result: RetrievalResult) -> dict:
+    """The language-model-free signals ``supported`` decides on (also shown by ``eval --refusals``)."""
+    hits = [h for h in result.hits if h.via == "retrieval"]
+    return {
+        "hits": len(hits),
+        "coverage": max((h.coverage for h in hits), default=0.0),
+        "dense_z": result.dense_z,
+        "unknown_share": result.unknown_share,
+        "unknown_terms": list(result.unknown_terms),
+    }
+
+
+def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
+    """Whether the knowledge base says anything on the question, decided without a language
+    model: False means "Dazu enthält die Wissensbasis keine Aussage" (plus related topics)
+    instead of presenting the nearest entries as best matches.
+
+    Unsupported when nothing was found; when the best dense similarity does not stand out of
+    the candidate pool (``refuse_dense_z``); or when the question's nouns are largely unknown
+    to the index (``refuse_unknown_share``) and neither the dense similarity
+    (``refuse_unknown_dense_z``) nor the best hit's coverage of the question's terms
+    (``refuse_unknown_coverage``) makes up for it. Lexical mode has no dense similarity:
+    the unknown nouns and the coverage alone (``refuse_lexical_*``, calibrated apart).
+    The thresholds are calibrated on the calibration half of the goldset's refusal and covered
+    questions (``pv-agent eval --refusals --calibrate``); docs/retrieval.md reports both halves.
+    """
+    if not any(h.via == "retrieval" for h in result.hits):
+        return False
+    return supported_by_signals(relevance_signals(result), settings)
+
+
+def supported_by_signals(signals: dict, settings: Settings = DEFAULTS) -> bool:
+    """``supported`` on precomputed signals (the calibration evaluates many thresholds on them)."""
+    if not signals.get("hits", 1):
+        return False
+    z, coverage, share = signals["dense_z"], signals["coverage"], signals["unknown_share"]
+    if z is None:
+        if coverage < settings.refuse_lexical_coverage:
+            return False
+        return not (share >= settings.refuse_lexical_unknown_share and coverage < settings.refuse_lexical_unknown_coverage)
+    if z < settings.refuse_dense_z:
+        return False
+    return not (share >= settings.refuse_unknown_share and z < settings.refuse_unknown_dense_z
+                and coverage < settings.refuse_unknown_coverage)

@@ -13,6 +13,9 @@ the target is a DSN. The steps below are the same for both; each store does them
 * An entry whose file no longer loads (``broken``) keeps its last good version from the index.
 * The sidecar path is checked first: a path to anything but a regular file is never written,
   and a file that is not a PV-Agent index is replaced only with ``force``.
+* The embedder (embedders.py: Ollama or the built-in model) is recorded in the metadata with
+  its model and dimension; another embedder than the index's means a full build, never mixed
+  vectors. ``seed`` (embedding_seed.py) fills the cache before anything is embedded.
 """
 from __future__ import annotations
 
@@ -25,8 +28,9 @@ from typing import Callable
 
 from .chunker import chunk_entry
 from .config import Settings
+from .embedders import as_embedder
 from .index_target import is_dsn, open_index
-from .ollama import OllamaClient, OllamaError
+from .ollama import OllamaError
 from .sqlite_conn import sqlite_module
 from .store import IndexCorrupt, IndexError_, SidecarIndex, SidecarWriter, is_sidecar_file, pack_vector
 from .types import Chunk, Entry
@@ -78,24 +82,28 @@ def build_index(
     entries: list[Entry],
     target: str,
     settings: Settings,
-    embedder: OllamaClient | None = None,
+    embedder=None,
     *,
     full: bool = False,
     progress: Progress | None = None,
     broken=(),
     force: bool = False,
+    seed: dict[str, bytes] | None = None,
+    notice: str = "",
 ) -> IndexReport:
     """Build or update the index at ``target``: a sidecar file path or a PostgreSQL DSN
-    (``postgresql://…``, see pgstore.py).
+    (``postgresql://…``, see pgstore.py). ``embedder``: an Embedder, an OllamaClient or None
+    (lexical; ``notice`` says why). ``seed``: content hash → vector of ``embedder``'s model.
 
     ``broken``: ids of entries whose files failed to load; each keeps its last good version
     from the index instead of being removed. ``force``: replace a sidecar path holding a
     file that is not a PV-Agent index (never anything but a regular file)."""
+    embedder = as_embedder(embedder, settings)
     store = _store_for(target, force)
     kept = _last_good_versions(target, set(broken) - {e.id for e in entries})
     entries = list(entries) + kept
     with store.exclusive():
-        report = _build_or_update(entries, store, settings, embedder, full, progress)
+        report = _build_or_update(entries, store, settings, embedder, full, progress, seed, notice)
     report.kept = sorted(e.id for e in kept)
     report.broken_without_previous = sorted(set(broken) - {e.id for e in entries})
     if not is_dsn(target):
@@ -116,35 +124,50 @@ def _prepare_sidecar(path: str) -> None:
         index.close()
 
 
-def _build_or_update(entries, store, settings, embedder, full, progress) -> IndexReport:
+def _same_embedder(meta: dict, embedder) -> bool:
+    """The index's vectors come from ``embedder`` (or it has none yet)."""
+    if meta.get("mode") != "hybrid":
+        return True
+    return (meta.get("embedder") or "ollama") == embedder.kind and meta.get("embed_model", "") in ("", embedder.model) \
+        and (meta.get("cache_key") or meta.get("embed_model", "")) in ("", embedder.cache_key)
+
+
+def _cache_key(meta: dict, settings, embedder) -> str:
+    if embedder is not None:
+        return embedder.cache_key
+    return meta.get("cache_key") or meta.get("embed_model") or settings.embed_model
+
+
+def _build_or_update(entries, store, settings, embedder, full, progress, seed=None, notice="") -> IndexReport:
     writer = store.open_for_update() if not full else None
     probe = None
     if writer is not None:
         meta = writer.get_meta()
-        same_model = meta.get("embed_model", "") in ("", settings.embed_model) or embedder is None
+        same_model = embedder is None or _same_embedder(meta, embedder)
         wants_vectors = embedder is not None and meta.get("mode") != "hybrid"
         if same_model and wants_vectors:
-            probe = _embed_everything(writer, entries, settings, embedder, progress)
+            probe = _embed_everything(writer, entries, settings, embedder, progress, seed)
             wants_vectors = probe.mode == "hybrid"
         if same_model and not wants_vectors:
             try:
-                return _update(writer, entries, store.name, settings, embedder, progress, notice=probe.notice if probe else "")
+                return _update(writer, entries, store.name, settings, embedder, progress, seed,
+                               notice=probe.notice if probe else notice)
             finally:
                 writer.close()
         writer.close()
-    report = _full_build(entries, store, settings, embedder, progress)
+    report = _full_build(entries, store, settings, embedder, progress, seed, notice)
     if probe is not None:
         report.embedded += probe.embedded  # embedded into the cache just before, for this build
     return report
 
 
-def _embed_everything(writer, entries, settings, embedder, progress) -> IndexReport:
+def _embed_everything(writer, entries, settings, embedder, progress, seed=None) -> IndexReport:
     """A lexical index and an embedder: embed every section into the cache first. Its mode says
     whether that worked ("hybrid": the full build finds every vector in the cache) or not
     ("lexical", with the reason in ``notice``: the index is updated in place instead)."""
     probe = IndexReport(path="", full=False, mode="lexical")
     texts = {c.content_hash: c.embed_text for e in entries for c in chunk_entry(e, settings.chunk_max_chars)}
-    _, dim = _embed_missing(writer, texts, settings, embedder, probe, progress)
+    _, dim = _embed_missing(writer, texts, settings, embedder, probe, progress, seed=seed)
     probe.mode = "hybrid" if dim else "lexical"
     return probe
 
@@ -257,7 +280,7 @@ class SidecarTarget:
             _remove(writer.path)  # even when closing fails too (disk full), the half-built file goes
 
 
-def _full_build(entries, store, settings, embedder, progress) -> IndexReport:
+def _full_build(entries, store, settings, embedder, progress, seed=None, notice="") -> IndexReport:
     started = time.monotonic()
     report = IndexReport(path=store.name, full=True, mode="lexical")
     writer = store.new_build()
@@ -267,7 +290,7 @@ def _full_build(entries, store, settings, embedder, progress) -> IndexReport:
         report.timings_s["chunk"] = round(time.monotonic() - started, 3)
 
         texts = {c.content_hash: c.embed_text for c in all_chunks}
-        vectors, dim = _embed_missing(writer, texts, settings, embedder, report, progress)
+        vectors, dim = _embed_missing(writer, texts, settings, embedder, report, progress, seed=seed, why=notice)
         if dim:
             writer.create_vector_table(dim)
             report.mode = "hybrid"
@@ -279,7 +302,7 @@ def _full_build(entries, store, settings, embedder, progress) -> IndexReport:
         report.added = len(entries)
         meta = {"mode": report.mode, "notice": report.notice}
         if dim:
-            meta.update(embed_model=settings.embed_model, dim=dim)
+            meta.update(embedder=embedder.kind, embed_model=embedder.model, cache_key=embedder.cache_key, dim=dim)
         report.generation = writer.bump_generation(**meta)
         writer.commit()
         report.entries, report.chunks, report.vectors = writer.counts()
@@ -292,7 +315,7 @@ def _full_build(entries, store, settings, embedder, progress) -> IndexReport:
     return report
 
 
-def _update(writer, entries, index_path, settings, embedder, progress, notice: str = "") -> IndexReport:
+def _update(writer, entries, index_path, settings, embedder, progress, seed=None, notice: str = "") -> IndexReport:
     started = time.monotonic()
     meta = writer.get_meta()
     report = IndexReport(path=index_path, full=False, mode=meta.get("mode", "lexical"), notice=notice)
@@ -311,7 +334,8 @@ def _update(writer, entries, index_path, settings, embedder, progress, notice: s
     if report.mode == "hybrid":
         texts = {c.content_hash: c.embed_text for c in new_chunks}
         texts.update({h: text for _, h, text in leftover})
-        vectors, _ = _embed_missing(writer, texts, settings, embedder, report, progress, dim=int(meta["dim"]))
+        vectors, _ = _embed_missing(writer, texts, settings, embedder, report, progress, dim=int(meta["dim"]),
+                                    seed=seed, why=notice, key=_cache_key(meta, settings, embedder))
     if not (changed or added or removed or leftover):
         report.entries, report.chunks, report.vectors = writer.counts()
         report.generation = int(meta.get("generation", "0"))
@@ -325,14 +349,15 @@ def _update(writer, entries, index_path, settings, embedder, progress, notice: s
         for entry in changed + added:
             writer.insert_entry(entry, chunks_by_entry[entry.id], vectors)
         if leftover:
-            _attach_cached_vectors(writer, settings.embed_model)
+            _attach_cached_vectors(writer, _cache_key(meta, settings, embedder))
         report.generation = writer.bump_generation(notice=report.notice)
     report.entries, report.chunks, report.vectors = writer.counts()
     report.timings_s["total"] = round(time.monotonic() - started, 3)
     return report
 
 
-def _embed_missing(writer, texts: dict[str, str], settings, embedder, report, progress, dim: int = 0):
+def _embed_missing(writer, texts: dict[str, str], settings, embedder, report, progress, dim: int = 0,
+                   seed=None, why: str = "", key: str = ""):
     """Vectors for ``texts`` (content hash → text) from the cache, embedding what is missing.
 
     Returns (hash → packed vector, dim). For a new index (``dim`` 0) a failing model server
@@ -341,30 +366,40 @@ def _embed_missing(writer, texts: dict[str, str], settings, embedder, report, pr
     embedded before a failure stays in the cache either way.
     """
     fixed_dim = dim
-    cached = writer.cached_vectors(settings.embed_model, texts)
+    key = key or (embedder.cache_key if embedder is not None else settings.embed_model)
+    cached = writer.cached_vectors(key, texts)
+    if embedder is not None and seed:
+        seeded = {h: v for h, v in seed.items() if h in texts and h not in cached and (not dim or len(v) == 4 * dim)}
+        if seeded:
+            writer.cache_vectors(key, seeded)
+            writer.commit()
+            cached.update(seeded)
     report.cache_hits = len(cached)
-    if embedder is None:  # none was asked for (e.g. index --lexical): nothing "unreachable" about it
+    if embedder is None:  # none was asked for (e.g. index --lexical), or none can run: ``why`` says which
         if fixed_dim:
-            report.notice = "Ohne Embedding-Modell aktualisiert – neue Abschnitte vorerst nur lexikalisch auffindbar."
+            report.notice = why or "Ohne Embedding-Modell aktualisiert – neue Abschnitte vorerst nur lexikalisch auffindbar."
             return cached, dim
-        report.notice = "Ohne Embedding-Modell gebaut – Index nur lexikalisch (BM25)."
+        report.notice = why or "Ohne Embedding-Modell gebaut – Index nur lexikalisch (BM25)."
         return {}, 0
     missing = [h for h in texts if h not in cached]
+    if progress and not missing:
+        progress("einbetten", len(texts), len(texts))
     t = time.monotonic()
-    batch = max(1, settings.embed_batch_size) * 4
+    # The built-in model runs in this process: small batches keep the progress bar moving.
+    batch = 16 if embedder.kind == "builtin" else max(1, settings.embed_batch_size) * 4
     try:
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
-            got = embedder.embed([texts[h] for h in part], model=settings.embed_model)
+            got = embedder.embed_passages([texts[h] for h in part])
             blobs = {}
             for h, vec in zip(part, got):
                 if dim and len(vec) != dim:
                     raise EmbeddingDimensionMismatch(
-                        f"Modell {settings.embed_model} liefert {len(vec)} Dimensionen, erwartet {dim}"
+                        f"Modell {embedder.model} liefert {len(vec)} Dimensionen, erwartet {dim}"
                     )
                 dim = dim or len(vec)
                 blobs[h] = pack_vector(vec)
-            writer.cache_vectors(settings.embed_model, blobs)
+            writer.cache_vectors(key, blobs)
             writer.commit()
             cached.update(blobs)
             report.embedded += len(part)

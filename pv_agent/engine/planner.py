@@ -6,14 +6,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from .timeframe import years_asked
+
 MAX_QUERIES = 3
 
-_YEAR = re.compile(r"(?<![\d.,-])(20\d{2})(?![\d])")
-_RELATIVE_YEARS = (
-    (re.compile(r"\b(heuer|dieses jahr|diesem jahr|laufenden jahr|aktuell\w*)\b", re.I), 0),
-    (re.compile(r"\b(letzte[sn]? jahr|vorjahr|vorige[sn]? jahr|im vorjahr)\b", re.I), -1),
-    (re.compile(r"\b(nächste[sn]? jahr|naechste[sn]? jahr|kommende[sn]? jahr)\b", re.I), 1),
-)
+_YEAR = re.compile(r"(?<![\d.,])(20[0-9]{2})(?![\d.,]\d)")  # as timeframe: years, not amounts
 _SCOPES = (
     (re.compile(r"(§|\bparagraph|\bgesetz\w*|\bwortlaut|\bestg\b|\basvg\b|\burlg\b|\bangg\b|\babgb\b|\bbmsvg\b)", re.I), "gesetz"),
     (re.compile(r"\bkollektivvertr\w*", re.I), "kv"),
@@ -47,17 +44,6 @@ class Plan:
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "queries": [q.as_dict() for q in self.queries], "years": self.years}
-
-
-def years_asked(question: str, today: date) -> tuple[list[int], bool]:
-    """Years named in the question, and whether one came from a relative word ("heuer")."""
-    years = [int(y) for y in _YEAR.findall(question)]
-    relative = False
-    for pattern, delta in _RELATIVE_YEARS:
-        if pattern.search(question):
-            years.append(today.year + delta)
-            relative = True
-    return list(dict.fromkeys(years)), relative
 
 
 def plan(question: str, *, now: date | None = None) -> Plan:

@@ -7,13 +7,17 @@ User text is data, never query syntax: the question is reduced to folded word to
 """
 from __future__ import annotations
 
+import bisect
+import re
+import statistics
 import time
 from collections import defaultdict
 
 from .config import Settings
+from .embedders import OllamaEmbedder, as_embedder, index_embedder_kind
 from .ollama import OllamaClient, OllamaError
 from .store import ChunkRow, SidecarIndex
-from .textnorm import index_text, query_terms, stem
+from .textnorm import index_text, query_terms, stem, tokens
 from .types import Hit, QueryTerm, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
@@ -34,14 +38,17 @@ def retrieve(
     question: str,
     settings: Settings,
     *,
-    embedder: OllamaClient | None = None,
+    embedder=None,
+    embedder_notice: str = "",
     topics: list[str] | None = None,
     scopes: list[str] | None = None,
     k: int | None = None,
     year: int | None = None,
 ) -> RetrievalResult:
     """Entry-level hits for ``question``; ``year`` (see timeframe.asked_year) steers towards
-    entries whose ``stand`` describes that year."""
+    entries whose ``stand`` describes that year. ``embedder``: an Embedder (embedders.py,
+    e.g. from ``query_embedder``), an OllamaClient, or None (lexical; ``embedder_notice`` says why).
+    ``k`` ranked hits; cross-references come after them with ``via="cross_ref"``."""
     started = time.monotonic()
     index.refresh()
     k = k or settings.top_k
@@ -55,11 +62,14 @@ def retrieve(
     dense: list[tuple[int, float]] = []
     if mode == "hybrid" and question.strip():
         if embedder is None:
-            mode, notice = "lexical", "Kein Embedding-Modell angebunden – nur lexikalische Suche (BM25)."
+            mode, notice = "lexical", embedder_notice or "Kein Embedding-Modell angebunden – nur lexikalische Suche (BM25)."
+        elif not _fits_index(embedder := _query_embedder(embedder, index, settings), index):
+            mode, notice = "lexical", (f"Index-Vektoren von {index_embedder_kind(index)}:{index.embed_model}, Anfrage mit "
+                                       f"{embedder.kind}:{embedder.model} – nur lexikalische Suche (BM25).")
         else:
             t = time.monotonic()
             try:
-                vector = embedder.embed([question], model=index.embed_model or settings.embed_model)[0]
+                vector = embedder.embed_query(question)
             except OllamaError as exc:
                 mode, notice = "lexical", f"{exc.reason} – nur lexikalische Suche (BM25)."
             else:
@@ -76,8 +86,79 @@ def retrieve(
     hits = _fuse(index, keys, lexical, dense, settings, k, year)
     _add_coverage(hits, terms)
     hits.extend(_cross_ref_hits(index, hits, settings))
+    unknown = unknown_terms(index, terms)
     timings["total_ms"] = _ms(started)
-    return RetrievalResult(question=question, mode=mode, hits=hits, notice=notice, terms=tuple(terms), timings_ms=timings)
+    return RetrievalResult(question=question, mode=mode, hits=hits, notice=notice, terms=tuple(terms),
+                           timings_ms=timings, unknown_terms=unknown, unknown_share=_unknown_noun_share(question, unknown),
+                           dense_z=dense_z(dense))
+
+
+def dense_z(dense: list[tuple[int, float]]) -> float | None:
+    """How far the best dense similarity stands above the candidate pool's: (best − mean) / sd.
+    Raw cosines of one model crowd into a narrow band (e5: 0.82–0.93 for on- and off-topic
+    questions alike); a question the knowledge base covers has a few chunks standing out."""
+    if len(dense) < 10:
+        return None
+    sims = [1.0 - d for _, d in dense]
+    sd = statistics.pstdev(sims)
+    return (max(sims) - statistics.fmean(sims)) / sd if sd > 0 else None
+
+
+_WORD = re.compile(r"[^\W\d_][\w-]*")
+
+
+def _unknown_noun_share(question: str, unknown: tuple[str, ...]) -> float:
+    """Share of the question's nouns (capitalised words after the first, five letters or more)
+    that the index does not contain: German capitalises nouns, and an unknown noun is a topic
+    ("Lohnpfändung"), an unknown verb mostly just wording ("rauskommen")."""
+    words = _WORD.findall(question or "")[1:]
+    nouns = {t for w in words if w[:1].isupper() and not w.isupper() for t in tokens(w) if len(t) >= MIN_UNKNOWN_LENGTH}
+    if not nouns:
+        return 0.0
+    return len(nouns & set(unknown)) / len(nouns)
+
+
+# Shorter words are too often abbreviations or colloquial to say anything by being absent.
+MIN_UNKNOWN_LENGTH = 5
+
+
+def unknown_terms(index, terms: list[str]) -> tuple[str, ...]:
+    """The question's significant words (five letters or more) that occur nowhere in the index,
+    neither as a word's beginning nor inside a compound: "Lohnpfändung" in a knowledge base
+    without it. A relevance signal for gates.supported, independent of any ranking."""
+    candidates = [t for t in terms if len(t) >= MIN_UNKNOWN_LENGTH and not t.isdigit()]
+    if not candidates:
+        return ()
+    vocab = _sorted_vocabulary(index)
+    unknown = []
+    for term in candidates:
+        root = stem(term)
+        at = bisect.bisect_left(vocab, root)
+        if at < len(vocab) and vocab[at].startswith(root):
+            continue
+        if any(root in word for word in vocab):
+            continue
+        unknown.append(term)
+    return tuple(unknown)
+
+
+def _sorted_vocabulary(index) -> list[str]:
+    cached = getattr(index, "_pv_sorted_vocab", None)
+    if cached is None or cached[0] != index.generation:
+        cached = (index.generation, sorted(t for t, _ in index.vocabulary()))
+        index._pv_sorted_vocab = cached
+    return cached[1]
+
+
+def _query_embedder(embedder, index, settings):
+    if isinstance(embedder, OllamaClient):  # a bare client embeds with the index's model
+        return OllamaEmbedder(embedder, settings, model=index.embed_model or settings.embed_model)
+    return as_embedder(embedder, settings)
+
+
+def _fits_index(embedder, index) -> bool:
+    """Vectors of one embedder and model only: never a query vector from another model."""
+    return embedder.kind == index_embedder_kind(index) and (not index.embed_model or embedder.model == index.embed_model)
 
 
 # -- lexical ---------------------------------------------------------------------------

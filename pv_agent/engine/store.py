@@ -149,6 +149,7 @@ class IndexMetaMixin:
         """The part of ``stats()`` that comes from the metadata, alike in both stores."""
         return {
             "mode": self.meta.get("mode", "lexical"),
+            "embedder": self.embedder if self.has_vectors else "",
             "embed_model": self.embed_model,
             "dim": self.dim,
             "generation": self.generation,
@@ -175,6 +176,16 @@ class IndexMetaMixin:
     @property
     def dim(self) -> int:
         return int(self.meta.get("dim", "0"))
+
+    @property
+    def embedder(self) -> str:
+        """``ollama`` or ``builtin`` (embedders.py); indexes built before this was recorded are Ollama's."""
+        return self.meta.get("embedder") or "ollama"
+
+    @property
+    def cache_key(self) -> str:
+        """The embedding cache's key of this index's vectors (model plus instruction prefix)."""
+        return self.meta.get("cache_key") or self.embed_model
 
     def terms_containing(self, part: str, limit: int) -> tuple[str, ...]:
         """Corpus compounds whose last element is ``part`` (plus at most an inflection ending):

@@ -12,6 +12,11 @@ import unicodedata
 
 _TOKEN = re.compile(r"[0-9a-z]+")
 _DIGRAPHS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+# "ue" spelled for "ü" (Ueberstunden, fuer, Zuschuesse) – not in the word "heuer", not after a/i/q
+# (Dauer, Quelle) and not in "-uell" (aktuell, eventuell): those keep their letters, so "heuer" and
+# "aktuell" stay recognisable after folding. "Steuer" still folds to "steur" as before, so a
+# question typed "Kommunalsteur" keeps finding "Kommunalsteuer".
+_UE_UMLAUT = re.compile(r"(?<![aiq])(?<!\bhe)ue(?!ll)")
 
 # Words that carry no topic in a clerk's question. Kept small on purpose: payroll terms
 # such as "frist", "satz" or "grenze" must stay searchable.
@@ -27,6 +32,9 @@ STOPWORDS = frozenset(
     zur zwischen hallo danke gerne bzgl lt usw eig eigentlich genau mal schon sagen sag bekommt
     bekomme kriegt kriege geht gehts
     hoch hohe hoher hohes hohen viel viele vielen lange lang gross grosse grosser betragt
+    aktuell aktuelle aktuellen aktueller derzeit momentan
+    is isch gibts gib wir ihm ihn eh gar will selber heisst schaut passiert komplett extra ma mitm firma
+    uberhaupt irgendein irgendeinen irgendwas okay ok
     """.split()
 )
 
@@ -43,7 +51,9 @@ def fold(text: str) -> str:
     if not text.isascii() and _NEEDS_DECOMPOSITION.search(text):  # é, č …, ｆｕｌｌｗｉｄｔｈ
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    for digraph, vowel in _DIGRAPHS:
+    if "ue" in text:  # "ue" for ü, but not in "heuer", "Dauer" nor "aktuell" (see _UE_UMLAUT)
+        text = _UE_UMLAUT.sub("u", text)
+    for digraph, vowel in _DIGRAPHS[:2]:
         text = text.replace(digraph, vowel)
     return text
 

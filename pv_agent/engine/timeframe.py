@@ -12,11 +12,12 @@ from datetime import date
 from .textnorm import fold
 
 _YEAR = re.compile(r"(?<![\d.,])(20[0-9]{2})(?![\d.,]\d)")
-# Patterns are matched against folded text: "heuer" folds to "heur", "nächstes" to "nachstes".
+# Patterns are matched against folded text: "nächstes" folds to "nachstes" ("heuer" and
+# "aktuell" keep their letters, see textnorm.fold).
 _RELATIVE = (
-    (re.compile(r"\b(heur|dieses jahr|diesjahrig\w*|aktuell\w*|derzeit|momentan)\b"), 0),
-    (re.compile(r"\b(letztes jahr|voriges jahr|vorjahr\w*|im vorjahr|letztjahrig\w*)\b"), -1),
-    (re.compile(r"\b(nachstes jahr|kommendes jahr|ab janner|ab jann?er|ab 1\.? ?1\.?)\b"), 1),
+    (re.compile(r"\b(heuer|dieses jahr|diesem jahr|laufenden jahr|diesjahrig\w*|aktuell\w*|derzeit|momentan)\b"), 0),
+    (re.compile(r"\b(letzte[sn]? jahr|voriges jahr|vorige[nm] jahr|vorjahr\w*|letztjahrig\w*)\b"), -1),
+    (re.compile(r"\b(nachste[sn]? jahr|kommende[sn]? jahr|ab janner|ab jann?er|ab 1\.? ?1\.?)\b"), 1),
 )
 
 
@@ -26,16 +27,32 @@ class Timeframe:
     explicit: bool  # named in the question (a number or a relative word), not just today's year
 
 
-def asked_year(question: str, today: date | None = None) -> Timeframe:
+def years_asked(question: str, today: date | None = None) -> tuple[list[int], bool]:
+    """The years a question names, in order, and whether they came from a relative word.
+
+    The one year logic of ``ask``, ``retrieve`` and ``eval``: numbers win; a relative word
+    ("heuer", "Vorjahr") counts only when the question names no year, since next to a year it
+    is relative to that year ("DB 2026 – bleibt's beim Satz vom Vorjahr?" asks about 2026).
+    Numbers outside 2000 … today + 5 are not years (amounts, paragraph numbers).
+    """
     today = today or date.today()
     years = [int(y) for y in _YEAR.findall(question or "")]
-    plausible = [y for y in years if 2000 <= y <= today.year + 5]
+    plausible = list(dict.fromkeys(y for y in years if 2000 <= y <= today.year + 5))
     if plausible:
-        return Timeframe(max(plausible), True)
+        return plausible, False
     folded = fold(question or "")
     for pattern, offset in _RELATIVE:
         if pattern.search(folded):
-            return Timeframe(today.year + offset, True)
+            return [today.year + offset], True
+    return [], False
+
+
+def asked_year(question: str, today: date | None = None) -> Timeframe:
+    """The year to steer one retrieval towards: the year named (the latest of several), else today's."""
+    today = today or date.today()
+    years, _ = years_asked(question, today)
+    if years:
+        return Timeframe(max(years), True)
     return Timeframe(today.year, False)
 
 

@@ -158,13 +158,21 @@ class RetrievalResult:
     notice: str = ""  # why the mode is lexical, if it is
     terms: tuple[str, ...] = ()  # significant folded query terms
     timings_ms: dict = field(default_factory=dict)
+    unknown_terms: tuple[str, ...] = ()  # significant terms the index contains nowhere (gates.supported)
+    unknown_share: float = 0.0  # share of the question's nouns (capitalised, 5+ letters) that are unknown
+    dense_z: float | None = None  # best dense similarity in standard deviations above the candidate pool's mean
 
     @property
     def ids(self) -> list[str]:
         return [h.entry_id for h in self.hits]
 
     def as_dict(self) -> dict:
-        out = {"mode": self.mode, "hits": [h.as_dict() for h in self.hits]}
+        """``hits``: the ranked hits (``--k`` of them); ``cross_refs``: entries they point to, unranked."""
+        out = {
+            "mode": self.mode,
+            "hits": [h.as_dict() for h in self.hits if h.via != "cross_ref"],
+            "cross_refs": [h.as_dict() for h in self.hits if h.via == "cross_ref"],
+        }
         if self.notice:
             out["notice"] = self.notice
         return out

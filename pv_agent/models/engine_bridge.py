@@ -25,6 +25,7 @@ PARAM_FIELDS = {
     "pv_agent.ollama_url": ("ollama_url", str),
     "pv_agent.chat_model": ("chat_model", str),
     "pv_agent.embed_model": ("embed_model", str),
+    "pv_agent.embedder": ("embedder", str),
     "pv_agent.num_ctx": ("num_ctx", int),
     "pv_agent.top_k": ("top_k", int),
 }

@@ -139,10 +139,16 @@ class PvAgentIndexJob(models.Model):
                 cron._commit_progress(0)  # the admin watches the job's progress bar move
 
         try:
+            from ..engine.embedders import choose_embedder
+            from ..engine.embedding_seed import load_seed
             from ..engine.indexer import build_index
 
-            report = build_index(entries, target, settings, embedder=OllamaClient(settings),
-                                 full=self.full, progress=progress)
+            # Settings → Embeddings: Ollama, the built-in model (loaded in this worker, after
+            # the fork), or none; the shipped seed spares embedding the sample's sections.
+            embedder, why = choose_embedder(settings, OllamaClient(settings))
+            seed = load_seed(engine_bridge.kb_path(self.env), embedder.cache_key) if embedder is not None else None
+            report = build_index(entries, target, settings, embedder=embedder,
+                                 full=self.full, progress=progress, seed=seed, notice=why)
         except Exception as exc:  # the job must end visibly failed, with the cause, whatever broke
             _logger.exception("pv_agent: reindex job %s failed", self.id)
             self.env.cr.rollback()

@@ -17,6 +17,10 @@ class ResConfigSettings(models.TransientModel):
 
     pv_agent_ollama_url = fields.Char("Ollama URL", config_parameter="pv_agent.ollama_url", default=D.ollama_url)
     pv_agent_chat_model = fields.Char("Language model", config_parameter="pv_agent.chat_model", default=D.chat_model)
+    pv_agent_embedder = fields.Selection(
+        [("auto", "Automatic (Ollama, else the built-in model)"), ("ollama", "Ollama"),
+         ("builtin", "Built-in model (multilingual-e5-small)"), ("none", "None (lexical search only)")],
+        string="Embeddings", config_parameter="pv_agent.embedder", default=D.embedder)
     pv_agent_embed_model = fields.Char("Embedding model", config_parameter="pv_agent.embed_model",
                                        default=D.embed_model)
     pv_agent_num_ctx = fields.Integer("Context window (num_ctx)", config_parameter="pv_agent.num_ctx",

@@ -42,6 +42,9 @@ class PvAgentSetup:
         cls.addClassCleanup(cls.ollama.stop)
         icp = cls.env["ir.config_parameter"].sudo()
         icp.set_param("pv_agent.ollama_url", cls.ollama.url)
+        # Embeddings from the Ollama test server only: with "auto" an unreachable one would fall
+        # back to the built-in model, which embeds on the CPU (tests of that choice set it).
+        icp.set_param("pv_agent.embedder", "ollama")
 
         # German-speaking clerks and manager get the German UI (i18n/de.po); clerk2 and admin English
         cls.env["res.lang"]._activate_lang("de_DE")

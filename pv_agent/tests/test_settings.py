@@ -32,6 +32,17 @@ class TestSettings(PvAgentCase):
         form = self.settings_form()
         self.assertEqual((form.pv_agent_chat_model, form.pv_agent_top_k), ("gemma3:27b", 10))
 
+    def test_embedder_choice_reaches_the_engine(self):
+        form = self.settings_form()
+        form.pv_agent_embedder = "builtin"
+        form.save().execute()
+        self.assertEqual(self.env["ir.config_parameter"].sudo().get_param("pv_agent.embedder"), "builtin")
+        self.assertEqual(engine_bridge.engine_settings(self.env).embedder, "builtin")
+        form = self.settings_form()
+        form.pv_agent_embedder = "none"
+        form.save().execute()
+        self.assertEqual(engine_bridge.engine_settings(self.env).embedder, "none")
+
     def test_defaults_point_at_the_bundled_knowledge_base(self):
         self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", False)
         self.assertTrue(engine_bridge.DEFAULT_KB_PATH.endswith("/wissensbasis"))

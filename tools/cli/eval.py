@@ -5,8 +5,11 @@ import json
 import sys
 from pathlib import Path
 
-from pv_agent.engine.evaluate import GOLDSET_TODAY, K_VALUES, evaluate_retrieval, load_goldset
+from pv_agent.engine.evaluate import (
+    GOLDSET_TODAY, K_VALUES, SPLITS, calibrate_relevance, evaluate_retrieval, load_goldset, refusal_report, relevance_rows,
+)
 from pv_agent.engine.evaluate_answers import METRICS, bakeoff_html, evaluate_answers, write_reports
+from pv_agent.engine.embedders import query_embedder
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index_target import open_index
 from pv_agent.engine.store import IndexError_
@@ -31,6 +34,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--bakeoff", nargs="+", metavar="REPORT.json", help="Modellvergleich aus mehreren JSON-Berichten")
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
     parser.add_argument("--misses", action="store_true", help="verfehlte Fragen auflisten")
+    parser.add_argument("--refusals", action="store_true",
+                        help="Relevanzprüfung ohne Sprachmodell: Ablehnungen je Hälfte (Kalibrierung/zurückgehalten)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="mit --refusals: Schwellen auf der Kalibrierungshälfte bestimmen und damit berichten")
 
 
 def run(args) -> int:
@@ -54,7 +61,21 @@ def run(args) -> int:
     except IndexError_ as exc:
         return fail(str(exc))
     goldset = load_goldset(args.goldset)
-    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=client)}
+    embedder, why = query_embedder(index, cfg, client)
+    if why:
+        print(f"Hinweis: {why}", file=sys.stderr)
+    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=embedder)}
+    if args.refusals:
+        rows = relevance_rows(index, goldset, cfg, embedder=embedder)
+        if args.calibrate:
+            found = calibrate_relevance(rows, cfg)
+            report["calibrated"] = found
+            cfg = cfg.replace(**found)
+            from pv_agent.engine.gates import supported_by_signals
+
+            for row in rows:
+                row["supported"] = supported_by_signals(row, cfg)
+        report["refusals"] = refusal_report(rows)
     if args.answers:
         def progress(n, total, item):
             print(f"\r{n}/{total} {item.id}: {item.state:<22}", end="", file=sys.stderr, flush=True)
@@ -69,6 +90,8 @@ def run(args) -> int:
         print_json(report)
         return 0
     _print_retrieval(report["retrieval"], args.misses)
+    if args.refusals:
+        _print_refusals(report["refusals"], report.get("calibrated"))
     if args.answers:
         _print_answers(report["answers"], report["report_files"])
     return 0
@@ -101,6 +124,26 @@ def _print_retrieval(retrieval: dict, misses: bool) -> None:
             if row.get("missing"):
                 print(f"- {row['id']} ({row['kind']}): fehlt {', '.join(row['missing'])} – {row['question']}")
                 print(f"    gefunden: {', '.join(row['retrieved'][:5])}")
+
+
+def _print_refusals(refusals: dict, calibrated: dict | None) -> None:
+    print("\nRelevanzprüfung ohne Sprachmodell (gates.supported)")
+    if calibrated is not None:
+        print("  kalibriert (nur Kalibrierungshälfte): " + ", ".join(f"{k}={v}" for k, v in calibrated.items()))
+    for half in SPLITS:
+        part = refusals[half]
+        unc, cov, other = part["uncovered"], part["covered"], part["other_refuse"]
+        print(f"  {half:<12} nicht abgedeckt abgelehnt: {_pct(unc['refused'])} (n={unc['n']}); "
+              f"abgedeckt fälschlich abgelehnt: {_pct(cov['wrongly_refused'])} (n={cov['n']}); "
+              f"übrige refuse-Fragen abgelehnt: {_pct(other['refused'])} (n={other['n']})")
+        if cov["ids"]:
+            print(f"    fälschlich abgelehnt: {', '.join(cov['ids'])}")
+        if unc["ids"]:
+            print(f"    nicht abgelehnt: {', '.join(unc['ids'])}")
+
+
+def _pct(value) -> str:
+    return "–" if value is None else f"{value * 100:.1f} %"
 
 
 def _print_answers(answers: dict, files: list[str]) -> None:

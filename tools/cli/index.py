@@ -4,9 +4,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from pv_agent.engine.embedders import choose_embedder
+from pv_agent.engine.embedding_seed import load_seed
 from pv_agent.engine.indexer import IndexNotOurs, build_index
 from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.sqlite_conn import sqlite_module
 from pv_agent.engine.store import IndexError_
 
@@ -53,10 +54,14 @@ def run(args) -> int:
             warn(f"{issue_location(args.kb, issue)}: {issue.message}")
     if not loaded.entries:
         return fail("keine gültigen Einträge – Index bleibt unverändert.")
-    embedder = None if args.lexical else OllamaClient(cfg)
+    try:
+        embedder, why = (None, "") if args.lexical else choose_embedder(cfg)
+    except ValueError as exc:  # PV_AGENT_EMBEDDER with an unknown value
+        return fail(str(exc))
+    seed = load_seed(args.kb, embedder.cache_key) if embedder is not None else None
     try:
         report = build_index(loaded.entries, index_target(args), cfg, embedder, full=args.full,
-                             progress=ProgressBar(), broken=broken, force=args.force)
+                             progress=ProgressBar(), broken=broken, force=args.force, seed=seed, notice=why)
     except IndexNotOurs as exc:
         return fail(f"{exc} Mit --force trotzdem ersetzen.")
     except IndexError_ as exc:  # a bad path, PostgreSQL unreachable, pgvector missing
@@ -75,7 +80,8 @@ def run(args) -> int:
         print_json(data)
     else:
         kind = "neu gebaut" if report.full else "aktualisiert"
-        print(f"Index {report.path} {kind} (Generation {report.generation}, Modus {report.mode}).")
+        via = f", Embeddings: {embedder.kind} {embedder.model}" if embedder is not None and report.mode == "hybrid" else ""
+        print(f"Index {report.path} {kind} (Generation {report.generation}, Modus {report.mode}{via}).")
         print(
             f"  {report.entries} Einträge, {report.chunks} Abschnitte, {report.vectors} Vektoren; "
             f"neu {report.added}, geändert {report.updated}, entfernt {report.removed}, unverändert {report.unchanged}"

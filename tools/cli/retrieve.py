@@ -1,7 +1,7 @@
 """``pv-agent retrieve``: the entries the retrieval finds for a question (no language model)."""
 from __future__ import annotations
 
-from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.embedders import query_embedder
 from pv_agent.engine.retrieve import retrieve
 from pv_agent.engine.index_target import open_index
 from pv_agent.engine.store import IndexError_
@@ -38,8 +38,10 @@ def run(args) -> int:
         return fail(unknown, EXIT_USAGE)
     question = text_argument(args.question)
     year = args.year or asked_year(question).year
+    embedder, why = query_embedder(index, cfg)
     result = retrieve(
-        index, question, cfg, embedder=OllamaClient(cfg), topics=args.topic, scopes=args.scope, k=args.k, year=year
+        index, question, cfg, embedder=embedder, embedder_notice=why,
+        topics=args.topic, scopes=args.scope, k=args.k, year=year,
     )
     if args.json:
         print_json(result.as_dict())
@@ -49,9 +51,14 @@ def run(args) -> int:
     print(f"Modus: {result.mode}")
     if not result.hits:
         print("Keine Treffer.")
-    for n, hit in enumerate(result.hits, start=1):
-        via = " (Querverweis)" if hit.via == "cross_ref" else ""
-        print(f"{n:>2}. [{hit.entry_id}] {hit.title} · Stand {hit.stand} · {hit.section} · {hit.score:.4f}{via}")
+    ranked = [h for h in result.hits if h.via != "cross_ref"]
+    refs = [h for h in result.hits if h.via == "cross_ref"]
+    for n, hit in enumerate(ranked, start=1):
+        print(f"{n:>2}. [{hit.entry_id}] {hit.title} · Stand {hit.stand} · {hit.section} · {hit.score:.4f}")
+    if refs:
+        print("Querverweise der besten Treffer (nicht gerankt):")
+        for hit in refs:
+            print(f"   → [{hit.entry_id}] {hit.title} · Stand {hit.stand} · {hit.section}")
     return 0
 
 

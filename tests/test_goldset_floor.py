@@ -1,0 +1,101 @@
+"""The goldset's retrieval figures on the sample knowledge base, lexical and hybrid (built-in
+model, vectors from the shipped seed), must not fall below floors set from measured figures.
+
+Re-measure (after the knowledge base or the goldset grew):
+    tools/pv-agent seed-embeddings                       # when entries changed
+    PV_AGENT_EMBEDDER=none    tools/pv-agent index --full --index /tmp/lex.db
+    PV_AGENT_EMBEDDER=builtin tools/pv-agent index --full --index /tmp/hyb.db
+    tools/pv-agent eval --index /tmp/lex.db --refusals
+    tools/pv-agent eval --index /tmp/hyb.db --refusals
+and set the floors below a little under the new figures (docs/retrieval.md keeps the table).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from pv_agent.engine.chunker import chunk_entry
+from pv_agent.engine.config import Settings
+from pv_agent.engine.embedders import BuiltinEmbedder
+from pv_agent.engine.embedding_seed import load_seed
+from pv_agent.engine.evaluate import evaluate_retrieval, load_goldset, refusal_report, relevance_rows
+from pv_agent.engine.indexer import build_index
+from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.store import SidecarIndex
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_KB = ROOT / "wissensbasis"
+GOLDSET = SAMPLE_KB / "goldset.yaml"
+
+# Measured on 2026-12-01 (147 entries, 126 goldset questions): lexical R@8 0.904, MRR 0.737;
+# hybrid R@8 0.977, MRR 0.811; held-out uncovered refused 0.875 (lexical) / 0.833 (hybrid),
+# held-out covered wrongly refused 0.128 (lexical) / 0.179 (hybrid). Floors leave a margin of
+# 2–4 questions. With main's grown knowledge base and goldset (222 entries, 180 questions, main at
+# f05f302, this branch's code) the same measurement gave lexical R@8 0.889, MRR 0.661; hybrid R@8
+# 0.969, MRR 0.828; held-out refused 0.833 / 0.875, covered wrongly refused 0.167 / 0.121 — the
+# lexical floors are set so that both pass.
+FLOORS = {
+    "lexical": {"recall@8": 0.85, "mrr": 0.62, "heldout_refused": 0.75, "heldout_wrongly_refused_max": 0.20},
+    "hybrid": {"recall@8": 0.94, "mrr": 0.77, "heldout_refused": 0.75, "heldout_wrongly_refused_max": 0.26},
+}
+
+
+class _CachedQueries:
+    """The built-in model with query vectors remembered: the two evaluations ask the same questions."""
+
+    kind, model, cache_key = BuiltinEmbedder.kind, BuiltinEmbedder.model, BuiltinEmbedder.cache_key
+
+    def __init__(self):
+        self.inner = BuiltinEmbedder()
+        self.embed_query = lru_cache(maxsize=None)(self.inner.embed_query)
+
+    def embed_passages(self, texts):
+        return self.inner.embed_passages(texts)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    entries = load_knowledge_base(SAMPLE_KB).entries
+    questions = load_goldset(GOLDSET)
+    settings = Settings()
+    builtin = BuiltinEmbedder()
+    seed = load_seed(SAMPLE_KB, builtin.cache_key)
+    hashes = {c.content_hash for e in entries for c in chunk_entry(e, settings.chunk_max_chars)}
+    stale = len(hashes - set(seed))
+    if stale:
+        pytest.fail(f"Embedding-Seed veraltet: {stale} Abschnitte fehlen – tools/pv-agent seed-embeddings ausführen")
+    out = {}
+    for mode, embedder in (("lexical", None), ("hybrid", _CachedQueries())):
+        path = str(tmp_path_factory.mktemp(mode) / "index.db")
+        report = build_index(entries, path, settings, embedder, seed=seed if embedder else None)
+        assert report.mode == mode and report.embedded == 0
+        index = SidecarIndex.open(path)
+        retrieval = evaluate_retrieval(index, questions, settings, embedder=embedder)
+        refusals = refusal_report(relevance_rows(index, questions, settings, embedder=embedder))
+        out[mode] = (retrieval, refusals)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_retrieval_floor(measured, mode):
+    retrieval, _ = measured[mode]
+    overall, floor = retrieval["overall"], FLOORS[mode]
+    assert retrieval["mode"] == mode
+    assert overall["recall@8"] >= floor["recall@8"] and overall["mrr"] >= floor["mrr"], (mode, overall)
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_refusal_floor_on_the_held_out_half(measured, mode):
+    _, refusals = measured[mode]
+    heldout, floor = refusals["heldout"], FLOORS[mode]
+    assert heldout["uncovered"]["n"] >= 20, "the goldset's in-domain refusal questions (q-r-…) are missing"
+    assert heldout["uncovered"]["refused"] >= floor["heldout_refused"], (mode, heldout)
+    assert heldout["covered"]["wrongly_refused"] <= floor["heldout_wrongly_refused_max"], (mode, heldout)
+
+
+def test_hybrid_beats_lexical(measured):
+    """The reason to ship the model: on the same questions, hybrid finds more."""
+    lexical, hybrid = measured["lexical"][0]["overall"], measured["hybrid"][0]["overall"]
+    assert hybrid["recall@8"] > lexical["recall@8"] and hybrid["mrr"] > lexical["mrr"]
