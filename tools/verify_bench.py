@@ -121,6 +121,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
+    print(json.dumps(measure(args.repeat), ensure_ascii=False))
+    return 0
+
+
+def measure(repeat: int = 5) -> dict:
+    """Both drafts over the goldset contexts of the shipped knowledge base (see the module doc)."""
     loaded = load_knowledge_base(ROOT / "wissensbasis")
     goldset = [q for q in load_goldset(ROOT / "wissensbasis" / "goldset.yaml") if q.expected_ids]
     with tempfile.TemporaryDirectory() as tmp, OllamaAPIServer() as srv:
@@ -130,13 +136,12 @@ def main(argv=None) -> int:
         index = SidecarIndex.open(path)
         runs = {}
         for name, cited_blocks in (("every_block_cited", None), ("top_2_blocks_cited", 2)):
-            runs[name] = run(index, goldset, settings, args.repeat, cited_blocks)
+            runs[name] = run(index, goldset, settings, repeat, cited_blocks)
         index.close()
-    print(json.dumps({
-        "questions": len(goldset), "repeat": args.repeat, **runs, "target_p95_ms": 20.0,
+    return {
+        "questions": len(goldset), "repeat": repeat, **runs, "target_p95_ms": 20.0,
         "load_average": [round(x, 2) for x in os.getloadavg()],
-    }, ensure_ascii=False))
-    return 0
+    }
 
 
 if __name__ == "__main__":
