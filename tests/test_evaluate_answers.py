@@ -65,7 +65,8 @@ def test_metrics_reports_and_bakeoff(tmp_path, index):
     assert page.count("<svg") >= 9 and "Erwartete Zahlen im Antworttext" in page
     other = dict(report, model="gemma4:26b")
     bake = bakeoff_html([report, other])
-    assert "qwen3.8:27b (v1)" in bake and "gemma4:26b (v1)" in bake and bake.count("<svg") == len(METRICS)
+    v = report["prompt_version"]
+    assert f"qwen3.8:27b ({v})" in bake and f"gemma4:26b ({v})" in bake and bake.count("<svg") == len(METRICS)
 
 
 def test_eval_command_with_answers_writes_reports(tmp_path):

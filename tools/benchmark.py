@@ -487,6 +487,20 @@ def bench_shipped(workdir: Path, settings: Settings) -> dict:
     }
 
 
+def bench_verify(repeat: int = 3) -> dict:
+    """verify_ms p95 on the shipped goldset's contexts (tools/verify_bench.py): the realistic
+    draft (top two blocks cited) and the worst case (every block cited), cold / steady / warm."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import verify_bench
+
+    report = verify_bench.measure(repeat)
+    return {
+        draft: {"wall_p95": {k: v["p95"] for k, v in report[draft]["verify_ms"].items()},
+                "cpu_p95": {k: v["p95"] for k, v in report[draft]["verify_cpu_ms"].items()}}
+        for draft in ("top_2_blocks_cited", "every_block_cited")
+    } | {"questions": report["questions"], "target_p95_ms": report["target_p95_ms"]}
+
+
 # -- floor and peers ---------------------------------------------------------------------------
 def numpy_exact(matrix: np.ndarray, q: np.ndarray, k: int = TOP) -> np.ndarray:
     scores = matrix @ q
@@ -599,6 +613,8 @@ def run(scale: int, *, peers: bool = True, keep_index: bool = False, log=print) 
         result["incremental_50_s"] = fifty["seconds"]
         result["sidecar_mb"] = round(os.path.getsize(index_path) / 1e6, 1)
         result["shipped_kb"] = bench_shipped(workdir, settings)
+        log("bench: Prüfung der Antworten (verify_ms) …")
+        result["verify_ms"] = bench_verify()
         log("bench: frischer Prozess nach der Aktualisierung …")
         fresh = bench_fresh_process(index_path, corpus, settings)
         result["peak_rss_mb"] = fresh["peak_rss_mb"]

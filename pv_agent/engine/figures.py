@@ -363,50 +363,100 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
             facts.append(Fact(entry_id, fig, Role(years=frozenset({int(y)})), "stand", "Stand"))
     for node in md.parse(text):
         if node.kind == "table":
-            header = [md.plain(c) for c in node.header]
-            header_figs = [extract(c) for c in header]
-            caption = header[0] if header else ""
-            caption_figs = header_figs[0] if header_figs else []
-            for ci, cell in enumerate(header):  # a header cell's own figures ("in den letzten 25 Jahren")
-                if header_figs[ci]:
-                    context, context_figs = (caption, caption_figs) if ci else ("", [])
-                    facts += _segment_facts(entry_id, cell, header_figs[ci], context, context_figs,
-                                            frozenset(), title, "table", cell)
+            header = tuple(node.header)
+            facts += _table_header_facts(entry_id, title, header)
             for row in node.rows:
-                row = [md.plain(c) for c in row]
-                row_figs = [extract(c) for c in row]
-                for ci, cell in enumerate(row):
-                    if not row_figs[ci]:
-                        continue
-                    col = header[ci] if ci < len(header) else ""
-                    col_figs = header_figs[ci] if ci < len(header_figs) else []
-                    # a value cell sits in its row (label cell) and column; the label cell pairs
-                    # with the row's values
-                    if ci:
-                        parts, figs = [caption, row[0], col], [caption_figs, row_figs[0], col_figs]
-                    else:
-                        parts, figs = [*row[1:], col], [*row_figs[1:], col_figs]
-                    context, context_figs = _join(parts, figs)
-                    cell_years = _years(row_figs[ci], cell) | _years(context_figs, context)
-                    facts += _segment_facts(entry_id, cell, row_figs[ci], context, context_figs, cell_years,
-                                            title, "table", f"{context} | {cell}")
+                facts += _table_row_facts(entry_id, title, header, tuple(row))
         elif node.kind in ("item", "paragraph", "heading"):
-            where = "item" if node.kind == "item" else "prose"
-            for sentence in md.sentences(md.plain(_CITATION_BRACKETS.sub(" ", node.text))):
-                label, sep, rest = sentence.partition(": ")
-                sentence_figs = extract(sentence)
-                if not sep or len(label) > 60 or any(f.start < len(label) for f in sentence_figs):
-                    label, rest = "", sentence
-                shift = len(sentence) - len(rest)
-                rest_figs = [shifted(f, -shift) for f in sentence_figs
-                             if f.start >= shift]
-                refuted = bool(_REFUTED.search(sentence))
-                for fact in _segment_facts(entry_id, rest, rest_figs, label, [], _years(sentence_figs, sentence),
-                                           title, where, sentence):
-                    if refuted and not fact.role.refuted:
-                        fact = replace(fact, role=replace(fact.role, refuted=True))
-                    facts.append(fact)
+            facts += _text_facts(entry_id, title, node.kind, node.text)
     return facts
+
+
+# Facts per table row and per paragraph/list item, cached by their content (bounded, per
+# process): a block is an entry's section plus its key values, so the blocks of one entry
+# shown for different questions share most of their rows and items, and a cut block shares
+# all but its last rows. Only the rows and items never seen before are parsed.
+_NODE_CACHE = 16384
+
+
+@lru_cache(maxsize=_NODE_CACHE)
+def _table_header(entry_id: str, title: str, header: tuple) -> tuple[list[str], list[list[Figure]]]:
+    from . import markdown as md
+
+    cells = [md.plain(c) for c in header]
+    return cells, [extract(c) for c in cells]
+
+
+@lru_cache(maxsize=_NODE_CACHE)
+def _table_header_facts(entry_id: str, title: str, header: tuple) -> tuple[Fact, ...]:
+    cells, header_figs = _table_header(entry_id, title, header)
+    caption = cells[0] if cells else ""
+    caption_figs = header_figs[0] if header_figs else []
+    facts: list[Fact] = []
+    for ci, cell in enumerate(cells):  # a header cell's own figures ("in den letzten 25 Jahren")
+        if header_figs[ci]:
+            context, context_figs = (caption, caption_figs) if ci else ("", [])
+            facts += _segment_facts(entry_id, cell, header_figs[ci], context, context_figs,
+                                    frozenset(), title, "table", cell)
+    return tuple(facts)
+
+
+@lru_cache(maxsize=_NODE_CACHE)
+def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tuple[Fact, ...]:
+    from . import markdown as md
+
+    cells, header_figs = _table_header(entry_id, title, header)
+    caption = cells[0] if cells else ""
+    caption_figs = header_figs[0] if header_figs else []
+    row = [md.plain(c) for c in row]
+    row_figs = [extract(c) for c in row]
+    facts: list[Fact] = []
+    for ci, cell in enumerate(row):
+        if not row_figs[ci]:
+            continue
+        col = cells[ci] if ci < len(cells) else ""
+        col_figs = header_figs[ci] if ci < len(header_figs) else []
+        # a value cell sits in its row (label cell) and column; the label cell pairs with the
+        # row's values
+        if ci:
+            parts, figs = [caption, row[0], col], [caption_figs, row_figs[0], col_figs]
+        else:
+            parts, figs = [*row[1:], col], [*row_figs[1:], col_figs]
+        context, context_figs = _join(parts, figs)
+        cell_years = _years(row_figs[ci], cell) | _years(context_figs, context)
+        facts += _segment_facts(entry_id, cell, row_figs[ci], context, context_figs, cell_years,
+                                title, "table", f"{context} | {cell}")
+    return tuple(facts)
+
+
+@lru_cache(maxsize=_NODE_CACHE)
+def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, ...]:
+    """Facts of a paragraph, list item or heading: per sentence, per clause, with "Label:"
+    prefixes kept as context."""
+    from . import markdown as md
+
+    where = "item" if kind == "item" else "prose"
+    facts: list[Fact] = []
+    for sentence in md.sentences(md.plain(_CITATION_BRACKETS.sub(" ", text))):
+        label, sep, rest = sentence.partition(": ")
+        sentence_figs = extract(sentence)
+        if not sep or len(label) > 60 or any(f.start < len(label) for f in sentence_figs):
+            label, rest = "", sentence
+        shift = len(sentence) - len(rest)
+        rest_figs = [shifted(f, -shift) for f in sentence_figs if f.start >= shift]
+        refuted = bool(_REFUTED.search(sentence))
+        for fact in _segment_facts(entry_id, rest, rest_figs, label, [], _years(sentence_figs, sentence),
+                                   title, where, sentence):
+            if refuted and not fact.role.refuted:
+                fact = replace(fact, role=replace(fact.role, refuted=True))
+            facts.append(fact)
+    return tuple(facts)
+
+
+def clear_fact_caches() -> None:
+    """Empty the per-row/per-item fact caches (benchmarks of the cold case)."""
+    for cache in (_table_header, _table_header_facts, _table_row_facts, _text_facts):
+        cache.cache_clear()
 
 
 _CITATION_BRACKETS = re.compile(r"\[[^\]\n]*\]")

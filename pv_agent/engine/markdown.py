@@ -119,6 +119,44 @@ def section_text(body: str, name: str) -> str:
     return sections(body).get(name, "")
 
 
+@dataclass
+class Span:
+    """A top-level block of ``text.split("\n")`` as lines ``[start, end)``: ``table``, ``list``
+    (with its items' line ranges), ``code`` (fenced or indented), or ``other`` (paragraph,
+    heading, quote, rule). A block runs to the next block's start, so no line is left out."""
+
+    kind: str
+    start: int
+    end: int
+    items: list[tuple[int, int]] = field(default_factory=list)
+
+
+def spans(text: str) -> list[Span]:
+    """The top-level blocks of ``text`` with their line ranges (for splitting long text
+    between blocks, table rows and list items, never inside a code fence)."""
+    lines = text.split("\n")
+    out: list[Span] = []
+    for tok in _parser().parse(text):
+        if not tok.map:
+            continue
+        if tok.level == 0 and tok.nesting >= 0:
+            kind = {"table_open": "table", "bullet_list_open": "list", "ordered_list_open": "list",
+                    "fence": "code", "code_block": "code"}.get(tok.type, "other")
+            out.append(Span(kind, tok.map[0], tok.map[1]))
+        elif tok.type == "list_item_open" and tok.level == 1 and out and out[-1].kind == "list":
+            out[-1].items.append((tok.map[0], tok.map[1]))
+    if out:
+        out[0].start = 0
+    for a, b in zip(out, out[1:]):
+        a.end = b.start
+    if out:
+        out[-1].end = len(lines)
+    for span in out:  # items run to the next item's start (or the list's end)
+        starts = [i for i, _ in span.items] + [span.end]
+        span.items = [(a, b) for a, b in zip(starts, starts[1:])]
+    return out
+
+
 def line_kinds(text: str) -> list[str]:
     """Per line of ``text.split("\\n")``: ``heading``, ``item`` (first line of a list item),
     ``row`` (a table row), ``code`` (inside a code block), ``prose`` or ``blank`` (also table

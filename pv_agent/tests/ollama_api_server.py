@@ -16,6 +16,7 @@ import time
 import unicodedata
 from collections import deque
 from dataclasses import dataclass
+from typing import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -70,6 +71,8 @@ class OllamaAPIServer:
         self.dim = dim
         self.replies: deque[Reply] = deque()
         self.default_reply: Reply | None = None  # answers every chat once the scripted queue is empty
+        # a reply chosen from the request (e.g. by the question in its last message); None: the queue
+        self.reply_for: Callable[[dict], Reply | None] | None = None
         self.requests: list[dict] = []
         self.embed_status = 200  # set to 500 to break /api/embed
         self.embed_delay = 0.0
@@ -176,8 +179,10 @@ class OllamaAPIServer:
                 model = body.get("model", "")
                 if not server.has_model(model):
                     return self._send_json(404, {"error": f"model '{model}' not found"})
+                reply = server.reply_for(body) if server.reply_for else None
                 with server._lock:
-                    reply = server.replies.popleft() if server.replies else server.default_reply
+                    if reply is None:
+                        reply = server.replies.popleft() if server.replies else server.default_reply
                 if reply is None:
                     return self._send_json(500, {"error": "test server: no reply scripted"})
                 if reply.delay:
