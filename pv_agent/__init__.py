@@ -11,13 +11,13 @@ def uninstall_hook(env):
     import os
     import shutil
 
-    from .models import engine_bridge
+    from .services import index_access
 
-    engine_bridge.forget_indexes()
+    index_access.forget_indexes()
     cr = env.cr
     cr.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE %s",
                ["pv\\_index\\_%"])
     for (table,) in cr.fetchall():
         cr.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')  # noqa: S608 - names from pg_tables, quoted
-    folder = os.path.dirname(engine_bridge.index_path(cr.dbname))
+    folder = os.path.dirname(index_access.index_path(cr.dbname))
     shutil.rmtree(folder, ignore_errors=True)

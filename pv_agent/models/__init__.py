@@ -1,13 +1,16 @@
-from . import engine_bridge
+# Models only, one file per model with all its fields and methods (the seam to the engine is
+# ../services). Odoo's own models that PV-Agent extends: res_config_settings, res_users,
+# mail_thread, ir_http.
 from . import pv_agent_entry
+from . import pv_agent_entry_version
+from . import pv_agent_entry_conflict
 from . import pv_agent_index_job
 from . import pv_agent_conversation
-from . import pv_agent_bot
-from . import pv_agent_panel
+from . import pv_agent_message
+from . import pv_agent_answer_source
 from . import pv_agent_feedback
-from . import pv_agent_drift
+from . import pv_agent_bot
+from . import mail_thread
+from . import ir_http
+from . import res_users
 from . import res_config_settings
-from . import pv_agent_store
-from . import pv_agent_privacy
-from . import pv_agent_entry_conflict
-from . import pv_agent_entry_version

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from odoo import api, models
 from odoo.exceptions import UserError
 
-from . import answer_html
+from ..services import answer_html
 
 _logger = logging.getLogger(__name__)
 
@@ -172,32 +172,3 @@ class PvAgentBot(models.AbstractModel):
         channel.message_post(author_id=bot.id, body=body, message_type="comment",
                              subtype_xmlid="mail.mt_comment")
         return channel
-
-
-class MailThread(models.AbstractModel):
-    _inherit = "mail.thread"
-
-    def _message_post_after_hook(self, message, msg_vals):
-        result = super()._message_post_after_hook(message, msg_vals)
-        self.env["pv_agent.bot"]._on_message_posted(self, message, msg_vals)
-        return result
-
-    def _notify_get_recipients(self, message, msg_vals=False, **kwargs):
-        # PV-Agent reads mentions through the hook above; it is never notified by e-mail.
-        recipients = super()._notify_get_recipients(message, msg_vals=msg_vals, **kwargs)
-        bot = self.env["pv_agent.bot"]._bot_partner()
-        return [r for r in recipients if r.get("id") != bot.id] if bot else recipients
-
-
-class IrHttp(models.AbstractModel):
-    _inherit = "ir.http"
-
-    def session_info(self):
-        result = super().session_info()
-        user = self.env.user
-        if user._is_internal() and user.has_group("pv_agent.group_user"):
-            result["pv_agent"] = {
-                "is_manager": user.has_group("pv_agent.group_manager"),
-                "bot_partner_id": self.env["pv_agent.bot"]._bot_partner().id,
-            }
-        return result

@@ -4,7 +4,8 @@ The folder of markdown files and the records are two places one entry can change
 keeps the fingerprint of the file version it last took over (``import_hash``); a record whose
 content differs from it was edited in Odoo. An import never overwrites such an edit: when the
 file changed too, the entry is flagged *Konflikt mit Datei*, the file version is kept beside
-it, and a manager decides. Edited entries go back to the folder as markdown files.
+it, and a manager decides. Edited entries go back to the folder as markdown files. Every change
+of an entry's content is kept as a version (pv_agent.entry.version) for the answers' audit trail.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import logging
 import os
 import time
 import zipfile
+from collections import defaultdict
 from pathlib import Path
 
 from markupsafe import Markup
@@ -23,11 +25,11 @@ from markupsafe import Markup
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError, ValidationError
 
-from ..engine.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
-from ..engine.registry import REGISTRY_FILE, write_registry
-from ..engine.types import SOURCE_FAMILIES, Entry
-from ..engine.writer import changed_sections, entry_file_path, entry_to_markdown
-from . import engine_bridge
+from ..services import odoo_settings
+from ..services.engine_calls import (
+    ID_PATTERN, REGISTRY_FILE, SOURCE_FAMILIES, STAND_PATTERN, UNCHANGED, Entry, changed_sections, entry_file_path,
+    entry_to_markdown, load_knowledge_base, parse_entry_text, write_registry,
+)
 
 _logger = logging.getLogger(__name__)
 
@@ -104,6 +106,9 @@ class PvAgentEntry(models.Model):
     active = fields.Boolean(default=True)
     stale = fields.Boolean("Not in the index", default=True, copy=False, readonly=True,
                            help="Changed since the last indexing")
+    version_ids = fields.One2many("pv_agent.entry.version", "entry_id", "Versions", readonly=True)
+    cited_count = fields.Integer("Cited in answers", compute="_compute_cited_count")
+    drifted_count = fields.Integer("Answers with a changed source", compute="_compute_cited_count")
 
     _entry_id_uniq = models.Constraint("UNIQUE (entry_id)", "The id must be unique.")
 
@@ -134,14 +139,19 @@ class PvAgentEntry(models.Model):
         for rec in self:
             rec.display_name = f"[{rec.entry_id}] {rec.name}" if rec.entry_id else (rec.name or "")
 
-    # -- the index goes stale when content changes ----------------------------------------
+    # -- the index goes stale when content changes; each change of content is a version -----
     @api.model_create_multi
     def create(self, vals_list):
         for vals in vals_list:
             vals.setdefault("stale", True)
-        return super().create(vals_list)
+        records = super().create(vals_list)
+        if not self.env.context.get("pv_agent_no_version"):
+            records._snapshot_versions("created")
+        return records
 
     def write(self, vals):
+        versioned = not self.env.context.get("pv_agent_no_version")
+        before = {rec.id: rec.content_hash for rec in self} if versioned else {}
         if INDEXED_FIELDS.intersection(vals) and "stale" not in vals:
             vals = dict(vals, stale=True)
         bodies = {rec.id: rec.body or "" for rec in self} if "body" in vals else {}
@@ -149,6 +159,9 @@ class PvAgentEntry(models.Model):
         if bodies:
             for rec in self:
                 rec._log_body_change(bodies[rec.id], rec.body or "")
+        if versioned:
+            changed = self.filtered(lambda r: r.content_hash != before.get(r.id))
+            changed._snapshot_versions(self.env.context.get("pv_agent_origin") or "odoo")
         return result
 
     # -- history: every change of the text in the chatter, with the changed sections ------
@@ -234,7 +247,7 @@ class PvAgentEntry(models.Model):
 
     def unlink(self):
         if self:
-            self.env["ir.config_parameter"].sudo().set_param(engine_bridge.PARAM_INDEX_DIRTY, "1")
+            self.env["ir.config_parameter"].sudo().set_param(odoo_settings.PARAM_INDEX_DIRTY, "1")
         return super().unlink()
 
     # -- records → engine ------------------------------------------------------------------
@@ -273,7 +286,7 @@ class PvAgentEntry(models.Model):
         from it) is the administrators' setting, not a caller's argument.
         """
         self._check_manager()
-        return self._import_knowledge_base(engine_bridge.kb_path(self.env))
+        return self._import_knowledge_base(odoo_settings.kb_path(self.env))
 
     @api.model
     def _import_knowledge_base(self, path: str):
@@ -469,7 +482,7 @@ class PvAgentEntry(models.Model):
         records = self or self.search([("edited_in_odoo", "=", True)])
         if not records:
             raise UserError(self.env._("No entry was edited in Odoo since the last import."))
-        folder = Path(engine_bridge.kb_path(self.env))
+        folder = Path(odoo_settings.kb_path(self.env))
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             raise UserError(self.env._("The knowledge-base folder %(path)s is not writable.", path=str(folder)))
         written = []
@@ -494,6 +507,55 @@ class PvAgentEntry(models.Model):
     # -- UI helpers -------------------------------------------------------------------------
     def action_reindex(self):
         return self.env["pv_agent.index.job"].action_queue_reindex()
+
+    # -- versions: a snapshot of the file text per change, for the answers' audit trail --------
+    def _snapshot_versions(self, origin: str):
+        """A new version for each record whose content differs from its latest version. The
+        caller has just created or written the records with its own rights; the snapshot is
+        written as superuser because versions are never edited by anybody."""
+        if not self:
+            return
+        Version = self.env["pv_agent.entry.version"].sudo()
+        latest = {}
+        for version in Version.search([("entry_id", "in", self.ids)]):  # newest first per entry
+            latest.setdefault(version.entry_id.id, version)
+        Version.create([{
+            "entry_id": rec.id, "number": (latest[rec.id].number if rec.id in latest else 0) + 1,
+            "content_hash": rec.content_hash, "markdown": rec._markdown(), "origin": origin,
+            "user_id": self.env.uid,
+        } for rec in self if rec.entry_id and (rec.id not in latest or latest[rec.id].content_hash != rec.content_hash)])
+
+    def _version_citing(self, text: str):
+        """The latest version whose text contains the cited chunk (else the latest version)."""
+        self.ensure_one()
+        versions = self.env["pv_agent.entry.version"].sudo().search([("entry_id", "=", self.id)])
+        body = (text or "").split("\n", 1)[-1].strip()  # the chunk without its heading line
+        for version in versions:
+            if body and body in (version.markdown or ""):
+                return version
+        return versions[:1]
+
+    # -- answers citing the entry (knowledge freshness, see pv_agent_answer_source.py) ----------
+    def _compute_cited_count(self):
+        Source = self.env["pv_agent.answer.source"].sudo()
+        groups = Source._read_group([("entry_id", "in", self.ids)], ["entry_id", "status"], ["message_id:count_distinct"])
+        cited, drifted = defaultdict(int), defaultdict(int)
+        for entry, status, count in groups:
+            cited[entry.id] += count
+            if status != UNCHANGED:
+                drifted[entry.id] += count
+        for rec in self:
+            rec.cited_count = cited[rec.id]
+            rec.drifted_count = drifted[rec.id]
+
+    def action_open_citing_answers(self):
+        """Managers: the stored answers citing this entry, grouped by drift status."""
+        self._check_manager()
+        self.ensure_one()
+        action = self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_answer_source")
+        action["domain"] = [("entry_id", "=", self.id)]
+        action["context"] = {"search_default_group_status": 1}
+        return action
 
 
 def _read_text(path: Path) -> str:

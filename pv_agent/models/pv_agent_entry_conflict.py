@@ -6,8 +6,7 @@ from markupsafe import Markup
 
 from odoo import api, fields, models
 
-from ..engine.loader import parse_entry_text
-from ..engine.writer import entry_to_markdown, side_by_side
+from ..services.engine_calls import entry_to_markdown, parse_entry_text, side_by_side
 
 
 class PvAgentEntryConflict(models.TransientModel):

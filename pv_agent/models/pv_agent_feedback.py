@@ -1,6 +1,7 @@
 """Clerks rate answers (thumbs up/down) and suggest corrections to entries; managers review
 thumbs-down answers and suggestions side by side with the answer and the cited entries,
-accept (and edit the entry) or reject, and the clerk hears back from PV-Agent in Discuss."""
+accept (and edit the entry) or reject, and the clerk hears back from PV-Agent in Discuss.
+The clerk's side (``action_vote``, ``action_suggest_correction``) is on pv_agent.message."""
 from __future__ import annotations
 
 from markupsafe import Markup
@@ -8,10 +9,8 @@ from markupsafe import Markup
 from odoo import api, fields, models
 from odoo.exceptions import UserError
 
-from . import answer_html
+from ..services import answer_html
 from .pv_agent_bot import entry_url
-
-MAX_SUGGESTION_CHARS = 4000
 
 
 class PvAgentFeedback(models.Model):
@@ -105,41 +104,3 @@ class PvAgentFeedback(models.Model):
         if self.review_note:
             body += Markup("<p>%s</p>") % _("Note: %s", self.review_note)
         return body
-
-
-class PvAgentMessage(models.Model):
-    _inherit = "pv_agent.message"
-
-    feedback_ids = fields.One2many("pv_agent.feedback", "message_id", "Feedback", readonly=True)
-
-    def action_vote(self, vote):
-        """Thumbs up/down (``"up"``/``"down"``) for the user's answer; ``False`` takes the vote back."""
-        self._check_own_answer()
-        if vote not in ("up", "down", False, None):
-            raise UserError(self.env._("Unknown vote %s.", vote))
-        Feedback = self.env["pv_agent.feedback"].sudo()
-        # a vote a manager has already reviewed stays (the review is history); an open one is replaced
-        Feedback.search([("message_id", "=", self.id), ("user_id", "=", self.env.uid),
-                         ("kind", "in", ("up", "down")), ("state", "in", ("new", "noted"))]).unlink()
-        if vote:
-            Feedback.create({"message_id": self.id, "user_id": self.env.uid, "kind": vote,
-                             "state": "noted" if vote == "up" else "new"})
-        return vote or False
-
-    def action_suggest_correction(self, entry_record_id, text):
-        """Queue a correction of an entry (by its record id) for the managers."""
-        self._check_own_answer()
-        text = (text or "").strip()
-        if not text:
-            raise UserError(self.env._("Please describe the correction."))
-        if len(text) > MAX_SUGGESTION_CHARS:
-            raise UserError(self.env._("The suggestion is too long (at most %s characters).", MAX_SUGGESTION_CHARS))
-        entry = self.env["pv_agent.entry"].with_context(active_test=False).browse(int(entry_record_id or 0)).exists()
-        if not entry:
-            raise UserError(self.env._("Please choose the entry to correct."))
-        entry.check_access("read")
-        feedback = self.env["pv_agent.feedback"].sudo().create({
-            "message_id": self.id, "user_id": self.env.uid, "kind": "correction", "entry_id": entry.id, "text": text,
-        })
-        return feedback.id
-

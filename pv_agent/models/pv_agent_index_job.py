@@ -2,7 +2,9 @@
 
 "Neu indizieren" only queues a job and triggers the cron (Odoo's job queue); the cron builds
 the sidecar from the entry records. The engine writes the new index beside the old one and
-swaps it in at the end, so questions keep using the old index until then.
+swaps it in at the end, so questions keep using the old index until then. After a completed
+reindex a queued drift check compares every stored answer's sources with the new index
+(see pv_agent_answer_source.py).
 """
 from __future__ import annotations
 
@@ -13,8 +15,7 @@ import time
 
 from odoo import api, fields, models
 
-from ..engine.ollama import OllamaClient
-from . import engine_bridge, pv_agent_store
+from ..services import engine_calls, index_access, odoo_settings
 
 _logger = logging.getLogger(__name__)
 
@@ -27,8 +28,8 @@ class PvAgentIndexJob(models.Model):
     _description = "PV-Agent: import and index run"
     _order = "id desc"
 
-    kind = fields.Selection([("import", "Knowledge-base import"), ("reindex", "Reindexing")],
-                            "Kind", required=True, readonly=True)
+    kind = fields.Selection([("import", "Knowledge-base import"), ("reindex", "Reindexing"),
+                             ("drift", "Source check of stored answers")], "Kind", required=True, readonly=True)
     state = fields.Selection([("queued", "Queued"), ("running", "Running"), ("done", "Done"),
                               ("failed", "Failed")], "Status", default="queued", required=True,
                              readonly=True, index=True)
@@ -50,6 +51,8 @@ class PvAgentIndexJob(models.Model):
     mode = fields.Char("Mode", readonly=True)
     message = fields.Text("Result", readonly=True)
     report_json = fields.Text("Report (JSON)", readonly=True)
+    answers_checked = fields.Integer("Answers checked", readonly=True)
+    answers_flagged = fields.Integer("Answers newly flagged", readonly=True)
 
     @api.depends("progress_done", "progress_total", "state")
     def _compute_progress(self):
@@ -104,6 +107,8 @@ class PvAgentIndexJob(models.Model):
                 break
 
     def _run_job(self):
+        if self.kind == "drift":
+            return self._run_drift()
         return self._run_reindex()
 
     def _fail_stuck_jobs(self):
@@ -113,6 +118,13 @@ class PvAgentIndexJob(models.Model):
                      "message": self.env._("Interrupted (process ended?) – please start again.")})
 
     def _run_reindex(self):
+        """Reindex, then queue the drift check of the stored answers against the new index."""
+        self._build_index()
+        if self.state == "done":
+            # queued like the reindex; the running cron picks it up next
+            self.create({"kind": "drift", "state": "queued", "requested_by": self.requested_by.id})
+
+    def _build_index(self):
         """Build the sidecar from the entry records. Commits: running → progress → done/failed."""
         self.ensure_one()
         self = self.with_context(lang=self.requested_by.lang or self.env.lang)  # the result in the requester's language
@@ -121,10 +133,10 @@ class PvAgentIndexJob(models.Model):
         records = Entry.search([])
         snapshot = {rec.id: (rec.content_hash, rec.active) for rec in records}
         entries = records.filtered("active")._engine_entries()
-        settings = engine_bridge.engine_settings(self.env)
-        store, target = pv_agent_store.build_target(self.env)  # the store chosen in Settings
+        settings = odoo_settings.engine_settings(self.env)
+        store, target = index_access.build_target(self.env)  # the store chosen in Settings
         self.write({"state": "running", "date_start": fields.Datetime.now(), "progress_done": 0,
-                    "progress_total": len(entries), "progress_stage": engine_bridge.stage_text(self.env, "vorbereiten"),
+                    "progress_total": len(entries), "progress_stage": engine_calls.stage_text(self.env, "vorbereiten"),
                     "message": False})
         cron._commit_progress(remaining=1)  # the admin sees "running" now
         started = time.monotonic()
@@ -134,31 +146,23 @@ class PvAgentIndexJob(models.Model):
             now = time.monotonic()
             if now - last[0] >= PROGRESS_EVERY_SECONDS or done >= total:
                 last[0] = now
-                self.write({"progress_stage": engine_bridge.stage_text(self.env, stage), "progress_done": done,
+                self.write({"progress_stage": engine_calls.stage_text(self.env, stage), "progress_done": done,
                             "progress_total": total})
                 cron._commit_progress(0)  # the admin watches the job's progress bar move
 
         try:
-            from ..engine.embedders import choose_embedder
-            from ..engine.embedding_seed import load_seed
-            from ..engine.indexer import build_index
-
-            # Settings → Embeddings: Ollama, the built-in model (loaded in this worker, after
-            # the fork), or none; the shipped seed spares embedding the sample's sections.
-            embedder, why = choose_embedder(settings, OllamaClient(settings))
-            seed = load_seed(engine_bridge.kb_path(self.env), embedder.cache_key) if embedder is not None else None
-            report = build_index(entries, target, settings, embedder=embedder,
-                                 full=self.full, progress=progress, seed=seed, notice=why)
+            report = engine_calls.build_index(entries, target, settings, kb_path=odoo_settings.kb_path(self.env),
+                                              full=self.full, progress=progress)
         except Exception as exc:  # the job must end visibly failed, with the cause, whatever broke
             _logger.exception("pv_agent: reindex job %s failed", self.id)
             self.env.cr.rollback()
             self.write({"state": "failed", "date_end": fields.Datetime.now(),
                         "seconds": round(time.monotonic() - started, 2),
                         "message": self.env._("Reindex failed, the previous index stays in "
-                                              "service: %(error)s", error=engine_bridge.failure_text(self.env, exc))})
+                                              "service: %(error)s", error=engine_calls.failure_text(self.env, exc))})
             return
         self._mark_indexed(Entry, snapshot)
-        pv_agent_store.activate(self.env, store)  # questions read from the new store from now on
+        index_access.activate(self.env, store)  # questions read from the new store from now on
         data = _as_dict(report)
         self.write({
             "state": "done",
@@ -178,6 +182,30 @@ class PvAgentIndexJob(models.Model):
             "report_json": json.dumps(data, ensure_ascii=False, indent=1, default=str),
         })
 
+    def _run_drift(self):
+        """Check every stored answer's sources against the current index; flag and notify."""
+        self.ensure_one()
+        self = self.with_context(lang=self.requested_by.lang or self.env.lang)
+        self.write({"state": "running", "date_start": fields.Datetime.now(), "message": False})
+        self.env["ir.cron"]._commit_progress(0)
+        started = time.monotonic()
+        with index_access.using_index(self.env.cr.dbname, self.env) as index:
+            if index is None:
+                self.write({"state": "failed", "date_end": fields.Datetime.now(),
+                            "message": self.env._("There is no index to check against.")})
+                return
+            result = self.env["pv_agent.message"].sudo()._check_drift(index)
+        seconds = time.monotonic() - started
+        self.write({
+            "state": "done", "date_end": fields.Datetime.now(), "seconds": round(seconds, 3),
+            "answers_checked": result["answers"], "answers_flagged": len(result["newly_flagged"]),
+            "message": self.env._(
+                "%(answers)s answers checked in %(seconds)s s: %(changed)s with a changed source, %(removed)s with a "
+                "removed source, %(new)s newly flagged.", answers=result["answers"], seconds=f"{seconds:.3f}",
+                changed=result["changed"], removed=result["removed"], new=len(result["newly_flagged"])),
+        })
+        _logger.info("pv_agent: drift check of %s answers took %.3f s", result["answers"], seconds)
+
     @api.model
     def _mark_indexed(self, Entry, snapshot):
         """Clear the stale flag of entries that did not change while the index was built."""
@@ -185,12 +213,12 @@ class PvAgentIndexJob(models.Model):
         unchanged = current.filtered(lambda r: snapshot[r.id] == (r.content_hash, r.active))
         unchanged.write({"stale": False})
         if len(unchanged) == len(snapshot):
-            self.env["ir.config_parameter"].sudo().set_param(engine_bridge.PARAM_INDEX_DIRTY, "")
+            self.env["ir.config_parameter"].sudo().set_param(odoo_settings.PARAM_INDEX_DIRTY, "")
 
     @api.model
     def _index_is_stale(self) -> bool:
         Entry = self.env["pv_agent.entry"].sudo().with_context(active_test=False)
-        dirty = self.env["ir.config_parameter"].sudo().get_param(engine_bridge.PARAM_INDEX_DIRTY)
+        dirty = self.env["ir.config_parameter"].sudo().get_param(odoo_settings.PARAM_INDEX_DIRTY)
         return bool(dirty) or bool(Entry.search_count([("stale", "=", True)], limit=1))
 
 

@@ -6,10 +6,10 @@ from datetime import datetime, timezone
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 
-from ..engine.ollama import OllamaClient, OllamaError
-from . import engine_bridge
+from ..services.engine_calls import OllamaClient, OllamaError
+from ..services import index_access, odoo_settings
 
-D = engine_bridge.DEFAULTS
+D = odoo_settings.DEFAULTS
 
 
 class ResConfigSettings(models.TransientModel):
@@ -27,8 +27,8 @@ class ResConfigSettings(models.TransientModel):
                                       default=D.num_ctx)
     pv_agent_top_k = fields.Integer("Sources per answer (top-k)", config_parameter="pv_agent.top_k",
                                     default=D.top_k)
-    pv_agent_kb_path = fields.Char("Knowledge-base folder", config_parameter=engine_bridge.PARAM_KB_PATH,
-                                   default=lambda self: engine_bridge.DEFAULT_KB_PATH)
+    pv_agent_kb_path = fields.Char("Knowledge-base folder", config_parameter=odoo_settings.PARAM_KB_PATH,
+                                   default=lambda self: odoo_settings.DEFAULT_KB_PATH)
     pv_agent_export_to_folder = fields.Boolean(
         "Managers may write edited entries into the folder", config_parameter="pv_agent.export_to_folder",
         help="Entries edited in Odoo are written back as markdown files into the knowledge-base folder "
@@ -61,7 +61,7 @@ class ResConfigSettings(models.TransientModel):
 
     @api.depends_context("uid")
     def _compute_pv_agent_index(self):
-        stats = engine_bridge.index_stats(self.env.cr.dbname, self.env) or {}
+        stats = index_access.index_stats(self.env.cr.dbname, self.env) or {}
         Job = self.env["pv_agent.index.job"].sudo()
         last = Job.search([("kind", "in", ("import", "reindex"))], limit=1)  # not the drift check after it
         stale = Job._index_is_stale()
@@ -80,9 +80,9 @@ class ResConfigSettings(models.TransientModel):
 
     def _compute_pv_agent_time_warning(self):
         """A warning when Odoo's worker time limit leaves a question too little model time."""
-        limit = engine_bridge.worker_time_limit()
-        budget = engine_bridge.model_time_budget()
-        settings = engine_bridge.engine_settings(self.env)
+        limit = odoo_settings.worker_time_limit()
+        budget = odoo_settings.model_time_budget()
+        settings = odoo_settings.engine_settings(self.env)
         warning = False
         if budget is not None and budget < settings.chat_timeout:
             warning = self.env._(
@@ -109,7 +109,7 @@ class ResConfigSettings(models.TransientModel):
     def _pv_agent_form_settings(self):
         """Engine settings from the values on the form (they may not be saved yet)."""
         self.ensure_one()
-        return engine_bridge.engine_settings(
+        return odoo_settings.engine_settings(
             self.env, ollama_url=self.pv_agent_ollama_url, chat_model=self.pv_agent_chat_model,
             embed_model=self.pv_agent_embed_model, num_ctx=self.pv_agent_num_ctx, top_k=self.pv_agent_top_k)
 
@@ -149,6 +149,35 @@ class ResConfigSettings(models.TransientModel):
     def action_pv_agent_open_jobs(self):
         self.env["pv_agent.entry"]._check_manager()
         return self.env["ir.actions.act_window"]._for_xml_id("pv_agent.action_pv_agent_index_job")
+
+    # Index store: SQLite file or PostgreSQL (services/index_access.py)
+
+    pv_agent_index_store = fields.Selection(
+        index_access.STORES, "Index store", config_parameter=index_access.PARAM_STORE, default=index_access.SQLITE,
+        help="SQLite file: one file per database in this Odoo server's data directory. "
+             "PostgreSQL: tables in Odoo's database (with pgvector), for several Odoo servers "
+             "behind a load balancer. Switching rebuilds the index in the other store; "
+             "until then the current one answers.")
+    pv_agent_index_store_active = fields.Selection(index_access.STORES, "Questions currently use",
+                                                   compute="_compute_pv_agent_index_store_active")
+
+    def _compute_pv_agent_index_store_active(self):
+        store = index_access.active_store(self.env.cr.dbname, self.env)
+        for rec in self:
+            rec.pv_agent_index_store_active = store
+
+    def set_values(self):
+        # Odoo's own set_values does not check the caller: called on no record over RPC it would
+        # reset every config parameter. Only who may write settings may save them.
+        self.check_access("write")
+        wanted = self.pv_agent_index_store or index_access.SQLITE
+        active = index_access.active_store(self.env.cr.dbname, self.env)
+        switching = wanted != index_access.wanted_store(self.env) or wanted != active
+        if switching and wanted != index_access.SQLITE:
+            index_access.check_store(self.env, wanted)
+        super().set_values()
+        if switching and wanted != index_access.active_store(self.env.cr.dbname, self.env):
+            index_access.queue_store_switch(self.env)
 
 
 def _utc_naive(iso: str | None):

@@ -13,7 +13,7 @@ from odoo import SUPERUSER_ID, api
 from odoo.tests import HttpCase, TransactionCase, new_test_user
 from odoo.tests.common import ChromeBrowser
 
-from ..models import engine_bridge
+from ..services import index_access
 from .ollama_api_server import OllamaAPIServer
 
 KB_FIXTURE = os.path.join(os.path.dirname(__file__), "data", "kb")
@@ -65,8 +65,8 @@ class PvAgentSetup:
         self.ollama.embed_status = 200
         # each test gets its own sidecar and its own copy of the test knowledge base to change
         self.sidecar = os.path.join(tempfile.mkdtemp(prefix="index_", dir=self.tmp), "index.db")
-        self.patch(engine_bridge, "index_path", lambda dbname: self.sidecar)
-        self.addCleanup(engine_bridge.forget_indexes)
+        self.patch(index_access, "index_path", lambda dbname: self.sidecar)
+        self.addCleanup(index_access.forget_indexes)
         self.kb_dir = tempfile.mkdtemp(prefix="kb_", dir=self.tmp)
         shutil.copytree(KB_FIXTURE, self.kb_dir, dirs_exist_ok=True)
         self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", self.kb_dir)

@@ -5,7 +5,7 @@ from unittest.mock import patch
 from odoo.exceptions import UserError
 from odoo.tests import tagged
 
-from ..models import engine_bridge
+from ..services import index_access
 from .common import PvAgentCase
 from .ollama_api_server import Reply
 
@@ -122,7 +122,7 @@ class TestAsk(PvAgentCase):
 
     def test_failure_leaves_visible_error_and_retry_answers(self):
         with patch("odoo.addons.pv_agent.engine.ask.ask", side_effect=RuntimeError("Index kaputt")), \
-                self.assertLogs("odoo.addons.pv_agent.models.pv_agent_conversation", "ERROR"):
+                self.assertLogs("odoo.addons.pv_agent.models.pv_agent_message", "ERROR"):
             question, answer = self.ask_and_run("Wie hoch ist die Geringfügigkeitsgrenze 2026?")
         self.assertEqual(question.state, "error")
         self.assertIn("Index kaputt", question.error)
@@ -139,7 +139,7 @@ class TestAsk(PvAgentCase):
         self.assertEqual(question.answer_id.state, "answered")
 
     def test_no_index_yet_is_an_error_not_a_lost_question(self):
-        engine_bridge.forget_indexes()
+        index_access.forget_indexes()
         os.remove(self.sidecar)
         question, answer = self.ask_and_run("Wie hoch ist die Geringfügigkeitsgrenze 2026?")
         self.assertEqual(question.state, "error")

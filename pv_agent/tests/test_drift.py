@@ -6,7 +6,7 @@ from odoo.tests import tagged
 
 from ..engine.retrieve import retrieve
 from ..engine.drift import fingerprint_of_hit
-from ..models import engine_bridge
+from ..services import index_access, odoo_settings
 from .common import PvAgentCase
 
 GFG = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
@@ -145,16 +145,16 @@ class TestDrift(PvAgentCase):
         """One stored answer per goldset question with the sample knowledge base: how long the check takes."""
         import yaml
 
-        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", engine_bridge.DEFAULT_KB_PATH)
+        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", odoo_settings.DEFAULT_KB_PATH)
         self.import_kb()
         self.reindex()
-        with open(f"{engine_bridge.DEFAULT_KB_PATH}/goldset.yaml", encoding="utf-8") as f:
+        with open(f"{odoo_settings.DEFAULT_KB_PATH}/goldset.yaml", encoding="utf-8") as f:
             questions = [q["question"] for q in yaml.safe_load(f)]
         self.assertGreaterEqual(len(questions), 78)
-        settings = engine_bridge.engine_settings(self.env)
+        settings = odoo_settings.engine_settings(self.env)
         Message = self.env["pv_agent.message"].sudo()
         conv = self.env["pv_agent.conversation"].sudo().create({"name": "Goldset", "user_id": self.clerk.id})
-        with engine_bridge.using_index(self.env.cr.dbname) as index:
+        with index_access.using_index(self.env.cr.dbname) as index:
             for text in questions:
                 hits = [h for h in retrieve(index, text, settings).hits if h.via == "retrieval"][:3]
                 question = Message.create({"conversation_id": conv.id, "role": "question", "body": text,
@@ -174,7 +174,7 @@ class TestDrift(PvAgentCase):
         with_sources = answers.filtered("source_ids")  # a question without any hit cites nothing
         self.assertEqual(drift.answers_checked, len(with_sources) + 3)  # and the three from setUp
         started = time.monotonic()
-        with engine_bridge.using_index(self.env.cr.dbname) as index:
+        with index_access.using_index(self.env.cr.dbname) as index:
             Message._check_drift(index)
         again = time.monotonic() - started
         print(f"\npv_agent drift check: {drift.answers_checked} answers, {len(answers.source_ids)} fingerprints; "

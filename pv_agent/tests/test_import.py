@@ -4,7 +4,7 @@ import os
 
 from odoo.tests import tagged
 
-from ..models import engine_bridge
+from ..services import odoo_settings
 from .common import PvAgentCase
 
 
@@ -107,9 +107,9 @@ class TestImport(PvAgentCase):
     def test_bundled_sample_knowledge_base_imports_cleanly(self):
         self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", False)
         job = self.import_kb()
-        self.assertEqual(job.kb_path, engine_bridge.DEFAULT_KB_PATH)
+        self.assertEqual(job.kb_path, odoo_settings.DEFAULT_KB_PATH)
         report = json.loads(job.report_json)
-        files = glob.glob(os.path.join(engine_bridge.DEFAULT_KB_PATH, "dokumente", "*.md"))
+        files = glob.glob(os.path.join(odoo_settings.DEFAULT_KB_PATH, "dokumente", "*.md"))
         self.assertGreater(len(files), 100)
         self.assertEqual(report["failed"], [])
         self.assertEqual(len(report["created"]), len(files))

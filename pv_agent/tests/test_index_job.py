@@ -2,7 +2,7 @@ import os
 
 from odoo.tests import tagged
 
-from ..models import engine_bridge
+from ..services import index_access
 from .common import PvAgentCase
 
 
@@ -47,8 +47,8 @@ class TestIndexJob(PvAgentCase):
     def test_edit_marks_stale_and_incremental_reindex_embeds_only_the_change(self):
         self.import_kb()
         first = self.reindex()
-        generation = engine_bridge.index_stats("x")["generation"]
-        with engine_bridge.using_index(self.env.cr.dbname) as cached:
+        generation = index_access.index_stats("x")["generation"]
+        with index_access.using_index(self.env.cr.dbname) as cached:
             self.assertEqual(cached.generation, generation)
         sz1 = self.Entry.search([("entry_id", "=", "pv-sz-01")])
         sz1.with_user(self.manager).write({"body": sz1.body.replace("Payroll-Relevanz (Odoo)\n",
@@ -62,20 +62,20 @@ class TestIndexJob(PvAgentCase):
         self.assertEqual(second.state, "done", second.message)
         self.assertEqual(second.embedded, 1, "only the changed section is embedded again")
         self.assertFalse(sz1.stale)
-        self.assertGreater(engine_bridge.index_stats("x")["generation"], generation)
-        with engine_bridge.using_index(self.env.cr.dbname) as again:
+        self.assertGreater(index_access.index_stats("x")["generation"], generation)
+        with index_access.using_index(self.env.cr.dbname) as again:
             self.assertIs(again, cached, "the process keeps its open index")
             self.assertGreater(again.generation, generation, "and notices the new generation")
 
         sz1.with_user(self.manager).action_archive()
         self.assertTrue(self.Job._index_is_stale(), "archiving takes an entry out of the index")
         self.reindex()
-        self.assertEqual(engine_bridge.index_stats("x")["entries"], 2)
+        self.assertEqual(index_access.index_stats("x")["entries"], 2)
 
     def test_asks_keep_the_old_index_when_the_rebuild_fails(self):
         self.import_kb()
         self.reindex()
-        with engine_bridge.using_index(self.env.cr.dbname) as index:
+        with index_access.using_index(self.env.cr.dbname) as index:
             generation = index.generation
         with self.assertLogs("odoo.addons.pv_agent.models.pv_agent_index_job", "ERROR"):
             with self._broken_build():
@@ -89,7 +89,7 @@ class TestIndexJob(PvAgentCase):
         # index.db.arrays holds the serving generation's search arrays (memory-mapped by readers)
         left = sorted(set(os.listdir(os.path.dirname(self.sidecar))) - {"index.db.arrays"})
         self.assertEqual(left, ["index.db"], "no half-written file left")
-        with engine_bridge.using_index(self.env.cr.dbname) as index:
+        with index_access.using_index(self.env.cr.dbname) as index:
             self.assertEqual(index.generation, generation)
             self.assertEqual(index.stats()["entries"], 3)
 

@@ -4,7 +4,7 @@ import json
 from odoo.exceptions import AccessError
 from odoo.tests import BaseCase, tagged
 
-from ..models.answer_html import render
+from ..services.answer_html import render
 from .common import PvAgentCase
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."

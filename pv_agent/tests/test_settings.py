@@ -3,7 +3,7 @@ import os
 from odoo.exceptions import ValidationError
 from odoo.tests import Form, tagged
 
-from ..models import engine_bridge
+from ..services import odoo_settings
 from .common import PvAgentCase
 
 
@@ -24,10 +24,10 @@ class TestSettings(PvAgentCase):
         self.assertEqual(icp.get_param("pv_agent.chat_model"), "gemma3:27b")
         self.assertEqual(icp.get_param("pv_agent.num_ctx"), "16384")
         self.assertEqual(icp.get_param("pv_agent.kb_path"), "/srv/wissensbasis")
-        settings = engine_bridge.engine_settings(self.env)
+        settings = odoo_settings.engine_settings(self.env)
         self.assertEqual((settings.chat_model, settings.num_ctx, settings.top_k, settings.ollama_url),
                          ("gemma3:27b", 16384, 10, self.ollama.url))
-        self.assertEqual(engine_bridge.kb_path(self.env), "/srv/wissensbasis")
+        self.assertEqual(odoo_settings.kb_path(self.env), "/srv/wissensbasis")
         # the form shows what was saved
         form = self.settings_form()
         self.assertEqual((form.pv_agent_chat_model, form.pv_agent_top_k), ("gemma3:27b", 10))
@@ -37,17 +37,17 @@ class TestSettings(PvAgentCase):
         form.pv_agent_embedder = "builtin"
         form.save().execute()
         self.assertEqual(self.env["ir.config_parameter"].sudo().get_param("pv_agent.embedder"), "builtin")
-        self.assertEqual(engine_bridge.engine_settings(self.env).embedder, "builtin")
+        self.assertEqual(odoo_settings.engine_settings(self.env).embedder, "builtin")
         form = self.settings_form()
         form.pv_agent_embedder = "none"
         form.save().execute()
-        self.assertEqual(engine_bridge.engine_settings(self.env).embedder, "none")
+        self.assertEqual(odoo_settings.engine_settings(self.env).embedder, "none")
 
     def test_defaults_point_at_the_bundled_knowledge_base(self):
         self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", False)
-        self.assertTrue(engine_bridge.DEFAULT_KB_PATH.endswith("/wissensbasis"))
-        self.assertEqual(engine_bridge.kb_path(self.env), engine_bridge.DEFAULT_KB_PATH)
-        self.assertEqual(self.settings_form().pv_agent_kb_path, engine_bridge.DEFAULT_KB_PATH)
+        self.assertTrue(odoo_settings.DEFAULT_KB_PATH.endswith("/wissensbasis"))
+        self.assertEqual(odoo_settings.kb_path(self.env), odoo_settings.DEFAULT_KB_PATH)
+        self.assertEqual(self.settings_form().pv_agent_kb_path, odoo_settings.DEFAULT_KB_PATH)
 
     def test_connection_test_lists_models_and_checks_configured_ones(self):
         settings = self.settings_form().save()

@@ -10,12 +10,12 @@ from odoo.exceptions import UserError
 from odoo.tests import Form, tagged
 
 from ..engine.retrieve import retrieve
-from ..models import engine_bridge, pv_agent_store
+from ..services import index_access, odoo_settings
 from .common import PvAgentCase
 
 
 def has_pgvector(dbname) -> bool:
-    conn = psycopg2.connect(pv_agent_store.odoo_dsn(dbname))
+    conn = psycopg2.connect(index_access.odoo_dsn(dbname))
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
@@ -26,7 +26,7 @@ def has_pgvector(dbname) -> bool:
 
 def drop_pg_index(dbname):
     """The engine writes through its own connection: its tables outlive the test transaction."""
-    conn = psycopg2.connect(pv_agent_store.odoo_dsn(dbname))
+    conn = psycopg2.connect(index_access.odoo_dsn(dbname))
     conn.autocommit = True
     with conn.cursor() as cur:
         cur.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'pv\\_index\\_%'")
@@ -42,15 +42,15 @@ class TestIndexStore(PvAgentCase):
         return Form(self.env["res.config.settings"].with_user(self.admin))
 
     def active(self):
-        return pv_agent_store.active_store(self.env.cr.dbname, self.env)
+        return index_access.active_store(self.env.cr.dbname, self.env)
 
     def test_sqlite_file_is_the_default_store(self):
         form = self.settings_form()
         self.assertEqual((form.pv_agent_index_store, form.pv_agent_index_store_active), ("sqlite", "sqlite"))
-        self.assertEqual(engine_bridge.index_target(self.env.cr.dbname, self.env), self.sidecar)
+        self.assertEqual(index_access.index_target(self.env.cr.dbname, self.env), self.sidecar)
 
     def test_odoo_dsn_points_at_this_database(self):
-        dsn = pv_agent_store.odoo_dsn(self.env.cr.dbname)
+        dsn = index_access.odoo_dsn(self.env.cr.dbname)
         self.assertTrue(dsn.startswith("postgresql://"))
         conn = psycopg2.connect(dsn)
         with conn.cursor() as cur:
@@ -69,7 +69,7 @@ class TestIndexStore(PvAgentCase):
             form.save().execute()
         self.assertEqual(self.active(), "sqlite")
         self.assertFalse(self.Job.search([("kind", "=", "reindex"), ("state", "=", "queued")]))
-        with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
+        with index_access.using_index(self.env.cr.dbname, self.env) as index:
             self.assertEqual(index.stats()["entries"], 3, "questions keep the sidecar")
 
     def test_reindex_into_postgresql_without_pgvector_fails_and_the_old_store_keeps_answering(self):
@@ -78,15 +78,15 @@ class TestIndexStore(PvAgentCase):
         self.import_kb()
         self.reindex()
         # chosen while the extension was there, removed since: the run says what is missing
-        self.env["ir.config_parameter"].sudo().set_param(pv_agent_store.PARAM_STORE, "postgresql")
+        self.env["ir.config_parameter"].sudo().set_param(index_access.PARAM_STORE, "postgresql")
         with self.assertLogs("odoo.addons.pv_agent.models.pv_agent_index_job", "ERROR"):
             job = self.reindex()
         self.assertEqual(job.state, "failed")
         self.assertIn("pgvector", job.message)
         self.assertIn("bisherige Index bleibt in Betrieb", job.message)
         self.assertEqual(self.active(), "sqlite")
-        with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
-            self.assertEqual(retrieve(index, "Jahressechstel", engine_bridge.engine_settings(self.env)).ids[0], "pv-sz-02")
+        with index_access.using_index(self.env.cr.dbname, self.env) as index:
+            self.assertEqual(retrieve(index, "Jahressechstel", odoo_settings.engine_settings(self.env)).ids[0], "pv-sz-02")
 
     def test_switching_to_postgresql_reindexes_and_keeps_answering(self):
         if not has_pgvector(self.env.cr.dbname):
@@ -100,14 +100,14 @@ class TestIndexStore(PvAgentCase):
         queued = self.Job.search([("kind", "=", "reindex"), ("state", "=", "queued")])
         self.assertEqual(len(queued), 1, "the switch queues a reindex")
         self.assertEqual(self.active(), "sqlite", "questions stay on the sidecar until it completes")
-        with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
+        with index_access.using_index(self.env.cr.dbname, self.env) as index:
             self.assertEqual(index.stats()["path"], self.sidecar)
 
         self.run_cron("pv_agent.ir_cron_pv_agent_reindex")
         self.assertEqual(queued.state, "done", queued.message)
         self.assertEqual(self.active(), "postgresql")
-        settings = engine_bridge.engine_settings(self.env)
-        with engine_bridge.using_index(self.env.cr.dbname, self.env) as index:
+        settings = odoo_settings.engine_settings(self.env)
+        with index_access.using_index(self.env.cr.dbname, self.env) as index:
             stats = index.stats()
             self.assertEqual((stats["store"], stats["entries"], stats["mode"]), ("postgresql", 3, "hybrid"))
             self.assertEqual(retrieve(index, "Jahressechstel", settings).ids[0], "pv-sz-02")

@@ -1,6 +1,6 @@
 from odoo.tests import HttpCase, tagged
 
-from ..models import engine_bridge
+from ..services import index_access
 from .common import TupleTimeoutMixin
 from .ollama_api_server import OllamaAPIServer
 
@@ -10,7 +10,7 @@ class TestSettingsUi(TupleTimeoutMixin, HttpCase):
     def test_settings_tour(self):
         with OllamaAPIServer() as ollama:
             self.env["ir.config_parameter"].sudo().set_param("pv_agent.ollama_url", ollama.url)
-            self.patch(engine_bridge, "index_path", lambda dbname: "/nonexistent/pv_agent/index.db")
+            self.patch(index_access, "index_path", lambda dbname: "/nonexistent/pv_agent/index.db")
             self.start_tour("/odoo", "pv_agent_settings", login="admin")
         job = self.env["pv_agent.index.job"].search([("kind", "=", "reindex")])
         self.assertEqual(job.state, "queued")

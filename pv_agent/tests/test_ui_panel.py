@@ -4,7 +4,7 @@
 of docs/odoo.md ("Using PV-Agent")."""
 from odoo.tests import new_test_user, tagged
 
-from ..models import engine_bridge
+from ..services import odoo_settings
 from .common import PvAgentHttpCase
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
@@ -76,7 +76,7 @@ class TestPanelUi(PvAgentHttpCase):
         self.assertFalse(self.bot_posts(self.anna), "and nothing answered")
 
     def test_conflict_tour_on_the_sample_knowledge_base(self):
-        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", engine_bridge.DEFAULT_KB_PATH)
+        self.env["ir.config_parameter"].sudo().set_param("pv_agent.kb_path", odoo_settings.DEFAULT_KB_PATH)
         self.import_kb()
         self.reindex()
         self.run_answers_in_background(after_panel_shows_pending=True)

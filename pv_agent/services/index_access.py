@@ -1,22 +1,33 @@
-"""Where the index lives: the sidecar file (default) or Odoo's own PostgreSQL with pgvector.
+"""Index access for the Odoo layer: where the index lives and this thread's open handle.
 
-Two parameters: ``pv_agent.index_store`` is the store chosen in Settings, and
-``pv_agent.index_store_active`` the one questions read from. Choosing the other store queues a
-reindex into it; only when that run completes does the active store follow, so questions
-keep using the old store until then (and for good, if the run fails).
+Where: the sidecar file (default) or Odoo's own PostgreSQL with pgvector. Two parameters:
+``pv_agent.index_store`` is the store chosen in Settings, and ``pv_agent.index_store_active``
+the one questions read from. Choosing the other store queues a reindex into it; only when that
+run completes does the active store follow, so questions keep using the old store until then
+(and for good, if the run fails). In PostgreSQL the index is a set of ``pv_index_*`` tables in
+Odoo's database, created by the engine (engine/pgstore.py) on the first reindex.
 
-In PostgreSQL the index is a set of ``pv_index_*`` tables in Odoo's database, created by the
-engine (engine/pgstore.py) on the first reindex; it needs the pgvector extension.
+Plain functions, no models (part of the seam, see services/__init__.py). Everything that opens
+an index goes through ``index_path``/``index_target``, so the tests redirect the sidecar to a
+temporary folder with one patch of ``index_path``.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import urllib.parse
 
-from odoo import SUPERUSER_ID, api, fields, models
+from odoo import SUPERUSER_ID, api
 from odoo.exceptions import UserError
 from odoo.sql_db import connection_info_for
+from odoo.tools import config
 
-from . import engine_bridge
+# One open index per target (sidecar path or DSN) and thread, reused across questions;
+# .refresh() notices a rebuilt (swapped) file or flipped build, or an in-place update. A handle
+# per thread: questions in two cron workers or threads never wait for each other's model calls.
+_open_indexes: dict = {}
+_open_lock = threading.Lock()
 
 PARAM_STORE = "pv_agent.index_store"
 PARAM_STORE_ACTIVE = "pv_agent.index_store_active"
@@ -48,7 +59,7 @@ def odoo_dsn(dbname: str) -> str:
 
 def target_for(dbname: str, store: str) -> str:
     """The engine's index target for ``store``: the sidecar path or Odoo's database as a DSN."""
-    return odoo_dsn(dbname) if store == POSTGRESQL else engine_bridge.index_path(dbname)
+    return odoo_dsn(dbname) if store == POSTGRESQL else index_path(dbname)
 
 
 def active_store(dbname: str, env=None) -> str:
@@ -98,34 +109,72 @@ def check_store(env, store: str) -> None:
         raise UserError(str(exc)) from exc
 
 
-class ResConfigSettings(models.TransientModel):
-    _inherit = "res.config.settings"
+def index_path(dbname: str) -> str:
+    """The database's sidecar file, beside Odoo's filestore in the data directory."""
+    return os.path.join(config["data_dir"], "pv_agent", dbname, "index.db")
 
-    pv_agent_index_store = fields.Selection(
-        STORES, "Index store", config_parameter=PARAM_STORE, default=SQLITE,
-        help="SQLite file: one file per database in this Odoo server's data directory. "
-             "PostgreSQL: tables in Odoo's database (with pgvector), for several Odoo servers "
-             "behind a load balancer. Switching rebuilds the index in the other store; "
-             "until then the current one answers.")
-    pv_agent_index_store_active = fields.Selection(STORES, "Questions currently use",
-                                                   compute="_compute_pv_agent_index_store_active")
 
-    def _compute_pv_agent_index_store_active(self):
-        store = active_store(self.env.cr.dbname, self.env)
-        for rec in self:
-            rec.pv_agent_index_store_active = store
+def index_target(dbname: str, env=None) -> str:
+    """Where questions read the index: the sidecar path or Odoo's database (the active store)."""
+    return target_for(dbname, active_store(dbname, env))
 
-    def set_values(self):
-        # Odoo's own set_values does not check the caller: called on no record over RPC it would
-        # reset every config parameter. Only who may write settings may save them.
-        self.check_access("write")
-        wanted = self.pv_agent_index_store or SQLITE
-        switching = wanted != wanted_store(self.env) or wanted != active_store(self.env.cr.dbname, self.env)
-        if switching and wanted != SQLITE:
-            check_store(self.env, wanted)
-        super().set_values()
-        if switching and wanted != active_store(self.env.cr.dbname, self.env):
-            queue_store_switch(self.env)
+
+def _open_index(target: str):
+    """The index at ``target``, or None if none has been built there yet."""
+    from ..engine.index_target import is_dsn, open_index
+    from ..engine.store import IndexMissing
+
+    if not is_dsn(target) and not os.path.exists(target):
+        return None
+    try:
+        return open_index(target)
+    except IndexMissing:
+        return None
+
+
+@contextlib.contextmanager
+def using_index(dbname: str, env=None):
+    """``with using_index(db, env) as index:`` this thread's open, refreshed index (None if none built).
+
+    The lock covers only the handle cache; the caller's model calls run without it."""
+    key = (index_target(dbname, env), threading.get_ident())
+    with _open_lock:
+        index = _open_indexes.get(key)
+        if index is None:
+            index = _open_index(key[0])
+            if index is not None:
+                _open_indexes[key] = index
+    if index is not None:
+        index.refresh()
+    yield index
+
+
+def index_stats(dbname: str, env=None) -> dict | None:
+    """Statistics of the database's index, read through a short-lived handle.
+
+    None if there is none yet; ``{"problem": …}`` if it cannot be read.
+    """
+    from ..engine.store import IndexError_
+
+    try:
+        index = _open_index(index_target(dbname, env))
+    except IndexError_ as exc:
+        return {"problem": str(exc)}
+    if index is None:
+        return None
+    try:
+        return index.stats()
+    finally:
+        index.close()
+
+
+def forget_indexes() -> None:
+    """Close every cached handle (tests that replace sidecar files use this)."""
+    with _open_lock:
+        indexes = list(_open_indexes.values())
+        _open_indexes.clear()
+    for index in indexes:
+        index.close()
 
 
 def queue_store_switch(env) -> None:

@@ -1,0 +1,76 @@
+"""The engine as the Odoo layer uses it: the names the models need, two calls (answer a
+question, build the index), and engine failures worded for the UI.
+
+Models import the engine only from here (tests/test_layout.py checks it). ``answer`` and
+``build_index`` import the engine's pipeline when called, not when Odoo loads the addon, so a
+patched ``engine.ask.ask`` in a test is the one that runs.
+"""
+from __future__ import annotations
+
+from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_fingerprints
+from ..engine.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
+from ..engine.ollama import OllamaClient, OllamaError
+from ..engine.registry import REGISTRY_FILE, write_registry
+from ..engine.types import SOURCE_FAMILIES, Entry
+from ..engine.writer import changed_sections, entry_file_path, entry_to_markdown, side_by_side
+
+__all__ = [
+    "CHANGED", "REMOVED", "UNCHANGED", "Fingerprint", "check_fingerprints",
+    "ID_PATTERN", "STAND_PATTERN", "load_knowledge_base", "parse_entry_text",
+    "OllamaClient", "OllamaError", "REGISTRY_FILE", "write_registry", "SOURCE_FAMILIES", "Entry",
+    "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
+    "answer", "build_index", "failure_text", "stage_text",
+]
+
+
+def answer(question: str, index, settings, deadline: float | None = None) -> dict:
+    """The engine's answer object (as a dict) for ``question``, read from ``index``."""
+    from ..engine.ask import ask
+
+    return ask(question, index, settings, client=OllamaClient(settings), deadline=deadline).as_dict()
+
+
+def build_index(entries, target, settings, *, kb_path: str, full: bool, progress):
+    """Build the index at ``target`` from ``entries``; returns the engine's report.
+
+    Settings → Embeddings: Ollama, the built-in model (loaded in this worker, after the fork),
+    or none; the shipped seed in ``kb_path`` spares embedding the sample's sections."""
+    from ..engine.embedders import choose_embedder
+    from ..engine.embedding_seed import load_seed
+    from ..engine.indexer import build_index as engine_build_index
+
+    embedder, why = choose_embedder(settings, OllamaClient(settings))
+    seed = load_seed(kb_path, embedder.cache_key) if embedder is not None else None
+    return engine_build_index(entries, target, settings, embedder=embedder, full=full, progress=progress,
+                              seed=seed, notice=why)
+
+
+def failure_text(env, exc: BaseException) -> str:
+    """A failure from the engine for the UI: its reason in the user's language (the engine speaks
+    German, Odoo translates), then the engine's detail."""
+    from ..engine.deadline import DeadlineExceeded
+    from ..engine.indexer import EmbeddingDimensionMismatch
+    from ..engine.ollama import OllamaError, OllamaModelMissing, OllamaTimeout, OllamaUnavailable
+
+    _ = env._
+    reasons = (  # most specific first
+        (DeadlineExceeded, _("Time limit for the question reached")),
+        (EmbeddingDimensionMismatch, _("The embedding dimension does not match the index")),
+        (OllamaTimeout, _("The language model does not answer in time")),
+        (OllamaModelMissing, _("Model not present on the Ollama server")),
+        (OllamaUnavailable, _("Language model not reachable")),
+        (OllamaError, _("Language model error")),
+    )
+    detail = str(exc) or type(exc).__name__
+    for kind, reason in reasons:
+        if isinstance(exc, kind):
+            return f"{reason}: {detail}"
+    return detail
+
+
+def stage_text(env, stage: str | None):
+    """A reindex stage of the engine ("vorbereiten", "einbetten", "speichern") in the user's language."""
+    if not stage:
+        return stage
+    _ = env._
+    return {"vorbereiten": _("preparing"), "einbetten": _("embedding"), "speichern": _("saving")}.get(stage, stage)
