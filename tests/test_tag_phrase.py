@@ -1,0 +1,40 @@
+"""A ranking detail of retrieve._fuse: a multi-word tag the question says word for word."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from pv_agent.engine import retrieve as R
+from pv_agent.engine.textnorm import stem, tokens
+
+
+class _Entries:
+    generation = 1
+
+    def __init__(self, tags: dict[str, tuple[str, ...]]):
+        self.tags, self.reads = tags, 0
+
+    def entries_by_id(self, ids):
+        self.reads += 1
+        return {e: SimpleNamespace(tags=self.tags[e]) for e in ids if e in self.tags}
+
+
+def _stems(question: str) -> tuple[str, ...]:
+    return tuple(stem(t) for t in tokens(question))
+
+
+def test_a_multi_word_tag_in_the_question_marks_its_entry():
+    index = _Entries({"dz-2026": ("DZ", "Zuschlag zum DB"), "db-2026": ("DB", "Dienstgeberbeitrag"), "x": ()})
+    found = R._tag_phrase_entries(index, _stems("Was zahl ma 2026 an Zuschlag zum DB?"), ["db-2026", "dz-2026", "x"])
+    assert found == ["dz-2026"]
+
+
+def test_single_words_compounds_and_figures_are_no_phrases():
+    index = _Entries({"ho": ("Homeoffice-Pauschale", "100 Tage", "Telearbeit")})
+    assert R._tag_phrase_entries(index, _stems("Homeoffice Pauschale für 100 Tage Telearbeit"), ["ho"]) == []
+
+
+def test_words_apart_do_not_match_and_tags_are_read_once_per_generation():
+    index = _Entries({"dz": ("Zuschlag zum DB",)})
+    assert R._tag_phrase_entries(index, _stems("Zuschlag für Überstunden, DB 2026"), ["dz"]) == []
+    assert R._tag_phrase_entries(index, _stems("der Zuschlag zum DB"), ["dz"]) == ["dz"]
+    assert index.reads == 1
