@@ -151,10 +151,10 @@ def test_saved_matrix_reads_exact_rows_from_the_file(tmp_path):
     matrix, questions = _clustered(6_000, 128, seed=5)
     in_memory = DenseMatrix(np.arange(len(matrix), dtype=np.int64), matrix)
     cache = ArrayCache(str(tmp_path / "x.arrays"), "1-2-g3-20261201")
-    saved = cache.save("dense", {"rowids": in_memory.rowids, "matrix": matrix, "bits": in_memory.bits,
+    saved = cache.save(DenseMatrix.ARRAYS, {"rowids": in_memory.rowids, "matrix": matrix, "bits": in_memory.bits,
                                  "codes": in_memory.codes, "scales": in_memory.scales})
     mapped = DenseMatrix(saved["rowids"], saved["matrix"], None, saved["bits"], saved["codes"], saved["scales"],
-                         cache.file_of("dense", "matrix"))
+                         cache.file_of(DenseMatrix.ARRAYS, "matrix"))
     assert mapped._reader is not None and mapped._reader.fd is not None
     assert mapped.candidates(50) < len(matrix) and mapped.rescored(50) < mapped.candidates(50)  # all three stages run
     for q in questions[:10]:

@@ -6,7 +6,8 @@ embedding cache. This module owns every SQL string of the engine.
 the write side used by the indexer (pgstore.PgWriter has the same methods).
 
 Dense search reads the vectors once per index generation into a float32 matrix and searches
-it with numpy (sign-bit candidates rescored exactly, see ``DenseMatrix``), where sqlite-vec's
+it with numpy (sign-bit candidates, ranked on an int8 copy, the best few hundred rescored
+exactly in float32, see ``DenseMatrix``), where sqlite-vec's
 ``vec0`` brute force is 5–10× slower (design.md §9). ``vec0`` stays the stored vector table;
 the matrix is loaded from the embedding cache's plain BLOBs (0.1 s at 16k chunks, against 5 s
 through ``vec0``) and from ``vec0`` for any vector the cache lacks.
@@ -548,6 +549,9 @@ class DenseMatrix:
     EXACT_FACTOR = 4
     MIN_EXACT = 200
     _INT8_BLOCK = 1024  # pool rows converted to float32 at once (stays in cache)
+    # Folder of the saved arrays; a new name when their set changes, so that arrays saved by an
+    # older version (no int8 copy) are derived anew once instead of by every process.
+    ARRAYS = "dense-int8"
 
     def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None, bits: np.ndarray | None = None,
                  codes: np.ndarray | None = None, scales: np.ndarray | None = None, matrix_file=None):
@@ -578,21 +582,21 @@ class DenseMatrix:
     def open(cls, conn, model: str, dim: int, cache: "ArrayCache | None" = None, key=None) -> "DenseMatrix":
         """Memory-map the generation's saved arrays, or load the matrix from SQLite and save them."""
         names = ("rowids", "matrix", "bits", "codes", "scales")
-        arrays = cache.load("dense", names) if cache else None
+        arrays = cache.load(cls.ARRAYS, names) if cache else None
         if arrays is not None:
             return cls(arrays["rowids"], arrays["matrix"], key, arrays["bits"], arrays["codes"], arrays["scales"],
-                       cache.file_of("dense", "matrix"))
+                       cache.file_of(cls.ARRAYS, "matrix"))
         dense = cls.load(conn, model, dim, key)
         if cache:
             staged = dense.bits is not None
-            saved = cache.save("dense", {
+            saved = cache.save(cls.ARRAYS, {
                 "rowids": dense.rowids, "matrix": dense.matrix,
                 "bits": dense.bits if staged else np.zeros((0, 1), dtype=np.uint64),
                 "codes": dense.codes if staged else np.zeros((0, 1), dtype=np.int8),
                 "scales": dense.scales if staged else np.zeros(0, dtype=np.float32),
             })
             dense = cls(saved["rowids"], saved["matrix"], key, saved["bits"], saved["codes"], saved["scales"],
-                        cache.file_of("dense", "matrix") if saved["matrix"] is not dense.matrix else None)
+                        cache.file_of(cls.ARRAYS, "matrix") if saved["matrix"] is not dense.matrix else None)
         return dense
 
     @classmethod
