@@ -141,3 +141,24 @@ def test_dense_recall_holds_where_a_fixed_candidate_budget_fails():
     assert fixed.candidates(50) == 1000
     assert _recall_at_50(fixed, matrix, questions) < 0.99
     assert _recall_at_50(dense, matrix, questions) >= 0.99
+
+
+def test_saved_matrix_reads_exact_rows_from_the_file(tmp_path):
+    """Issue 21: a worker opening the saved arrays scores its few final rows in float32 read
+    with pread (not mapped), and gets the same neighbours and distances as the in-memory search."""
+    from pv_agent.engine.store import ArrayCache
+
+    matrix, questions = _clustered(6_000, 128, seed=5)
+    in_memory = DenseMatrix(np.arange(len(matrix), dtype=np.int64), matrix)
+    cache = ArrayCache(str(tmp_path / "x.arrays"), "1-2-g3-20261201")
+    saved = cache.save(DenseMatrix.ARRAYS, {"rowids": in_memory.rowids, "matrix": matrix, "bits": in_memory.bits,
+                                 "codes": in_memory.codes, "scales": in_memory.scales})
+    mapped = DenseMatrix(saved["rowids"], saved["matrix"], None, saved["bits"], saved["codes"], saved["scales"],
+                         cache.file_of(DenseMatrix.ARRAYS, "matrix"))
+    assert mapped._reader is not None and mapped._reader.fd is not None
+    assert mapped.candidates(50) < len(matrix) and mapped.rescored(50) < mapped.candidates(50)  # all three stages run
+    for q in questions[:10]:
+        assert mapped.search(q, 50) == in_memory.search(q, 50)
+        exact = matrix @ (q / np.linalg.norm(q))
+        for rowid, distance in mapped.search(q, 10):
+            assert abs((1.0 - exact[rowid]) - distance) < 1e-6  # exact float32 distances, not int8 ones

@@ -209,7 +209,7 @@ def test_a_process_on_an_older_generation_keeps_the_newer_arrays(tmp_path):
 
 def test_prepare_saves_the_arrays_for_the_next_worker(kb_dir, tmp_path, settings):
     from pv_agent.engine.ollama import OllamaClient
-    from pv_agent.engine.store import ArrayCache
+    from pv_agent.engine.store import ArrayCache, DenseMatrix
 
     path = str(tmp_path / "index.db")
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings), full=True)
@@ -217,4 +217,4 @@ def test_prepare_saves_the_arrays_for_the_next_worker(kb_dir, tmp_path, settings
     (key,) = os.listdir(path + ".arrays")
     cache = ArrayCache(path + ".arrays", key)
     assert cache.load("lexical", ("rowids", "post_chunk")) is not None
-    assert cache.load("dense", ("rowids", "matrix", "bits")) is not None
+    assert cache.load(DenseMatrix.ARRAYS, ("rowids", "matrix", "bits", "codes", "scales")) is not None

@@ -140,10 +140,18 @@ def unknown_terms(index, terms: list[str]) -> tuple[str, ...]:
         at = bisect.bisect_left(vocab, root)
         if at < len(vocab) and vocab[at].startswith(root):
             continue
-        if any(root in word for word in vocab):
+        if root in _joined_vocabulary(index):  # inside a word: the words are joined by "\n"
             continue
         unknown.append(term)
     return tuple(unknown)
+
+
+def _joined_vocabulary(index) -> str:
+    cached = getattr(index, "_pv_joined_vocab", None)
+    if cached is None or cached[0] != index.generation:
+        cached = (index.generation, "\n".join(_sorted_vocabulary(index)))
+        index._pv_joined_vocab = cached
+    return cached[1]
 
 
 def _sorted_vocabulary(index) -> list[str]:
@@ -282,21 +290,31 @@ def _entry_ranks(ranking, keys) -> dict[str, int]:
     return ranks
 
 
-def _key_value_sections(index, entry_ids) -> dict[str, str]:
+class _KeyValues(dict):
+    """entry id → its "Kernwerte & Fristen" text, with the first key-values chunk of each entry
+    kept for ``_fallback_sections`` (so those chunks are read once per question)."""
+
+    def __init__(self, rows):
+        super().__init__()
+        parts: dict[str, list[str]] = defaultdict(list)
+        self.first_rows: dict[str, ChunkRow] = {}
+        for row in rows:
+            parts[row.entry_id].append(row.text)
+            self.first_rows.setdefault(row.entry_id, row)
+        self.update((eid, "\n\n".join(texts)) for eid, texts in parts.items())
+
+
+def _key_value_sections(index, entry_ids) -> _KeyValues:
     """Each entry's "Kernwerte & Fristen" text: questions on numbers need it beside any section."""
-    parts: dict[str, list[str]] = defaultdict(list)
-    for row in index.chunks_of_entries(entry_ids, kind="key_values"):
-        parts[row.entry_id].append(row.text)
-    return {eid: "\n\n".join(texts) for eid, texts in parts.items()}
+    return _KeyValues(index.chunks_of_entries(entry_ids, kind="key_values"))
 
 
-def _fallback_sections(index, entry_ids, key_values: dict[str, str]) -> dict[str, ChunkRow]:
-    """For entries found only through references or a cross_ref: the key values, else the first section."""
-    chosen: dict[str, ChunkRow] = {}
-    for row in index.chunks_of_entries(entry_ids):
-        current = chosen.get(row.entry_id)
-        if current is None or (row.kind == "key_values" and current.kind != "key_values"):
-            chosen[row.entry_id] = row
+def _fallback_sections(index, entry_ids, key_values: _KeyValues) -> dict[str, ChunkRow]:
+    """For entries found only through references or a cross_ref: the key values, else the
+    first section (all chunks are read only for entries without key values)."""
+    chosen = {eid: key_values.first_rows[eid] for eid in entry_ids if eid in key_values.first_rows}
+    for row in index.chunks_of_entries([eid for eid in entry_ids if eid not in chosen]):
+        chosen.setdefault(row.entry_id, row)  # rows in entry and section order: the first section
     return chosen
 
 

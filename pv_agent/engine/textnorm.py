@@ -39,7 +39,7 @@ STOPWORDS = frozenset(
 )
 
 
-_UMLAUTS = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss", "ẞ": "ss"})
+_UMLAUT_PAIRS = (("ä", "a"), ("ö", "o"), ("ü", "u"), ("ß", "ss"), ("ẞ", "ss"))
 # Non-ASCII characters that payroll text is full of and that fold to nothing anyway (they are
 # not word characters): skipping Unicode decomposition for them keeps folding fast.
 _NEEDS_DECOMPOSITION = re.compile("[^\x00-\x7f€–—§…„“”‚‘’«»·×°±²³¼½¾⚠✱✗⇄→←↔≤≥≈ ]")
@@ -47,7 +47,11 @@ _NEEDS_DECOMPOSITION = re.compile("[^\x00-\x7f€–—§…„“”‚‘’«
 
 def fold(text: str) -> str:
     """Lower-case, strip diacritics, map ae/oe/ue to plain vowels and ß to ss."""
-    text = text.lower().translate(_UMLAUTS)
+    text = text.lower()
+    if not text.isascii():  # str.replace per umlaut: several times faster than translate() with a dict
+        for umlaut, plain in _UMLAUT_PAIRS:
+            if umlaut in text:
+                text = text.replace(umlaut, plain)
     if not text.isascii() and _NEEDS_DECOMPOSITION.search(text):  # é, č …, ｆｕｌｌｗｉｄｔｈ
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
