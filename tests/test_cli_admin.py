@@ -267,7 +267,8 @@ def test_6_eval_answers_refuses_to_start_without_the_chat_model(kb_dir, tmp_path
 
 # 7 ------------------------------------------------------------------------------------------
 def test_7_defaults_come_from_the_project_root_and_help_names_them(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OLLAMA_URL=DEAD_URL)
+    # COLUMNS: argparse wraps help text at hyphens, which would split a checkout path like /x/ci-run.
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OLLAMA_URL=DEAD_URL, COLUMNS="1000")
     env.pop("PV_AGENT_KB", None)
     env.pop("PV_AGENT_INDEX", None)
     help_text = subprocess.run([sys.executable, "-m", "tools.cli", "index", "--help"], cwd=tmp_path, env=env,
