@@ -20,12 +20,12 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
-from . import figures as fg
-from . import prompts
-from .ask import ask
-from .config import Settings
-from .evaluate import GoldQuestion
-from .ollama import OllamaClient
+from ..answer import figures as fg
+from ..answer import prompts
+from ..answer.ask import ask
+from ..config import Settings
+from .retrieval import GoldQuestion
+from ..ollama import OllamaClient
 
 REFUSING_STATES = ("refused", "off_topic")
 ANSWERING_STATES = ("answered", "answered_after_retry", "uncertain")

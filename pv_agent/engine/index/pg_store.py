@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections import Counter
 from datetime import datetime, timezone
 
@@ -34,8 +35,8 @@ from .store import (
     SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMissing, _ENTRY_COLUMNS, _entry_from_row,
     IndexMetaMixin, query_phrases, unpack_vector,
 )
-from .textnorm import index_text
-from .types import Chunk, Entry, QueryTerm
+from ..textnorm import index_text
+from ..types import Chunk, Entry, QueryTerm
 
 # FTS5's bm25() constants and the sidecar's column weights (store.SidecarIndex.lexical_search).
 BM25_K1 = 1.2
@@ -69,15 +70,18 @@ def _driver():
     return psycopg2
 
 
+def describe_dsn(dsn: str) -> str:
+    """The DSN for messages and reports, without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", dsn)
+
+
 def connect(dsn: str):
     """A psycopg2 connection, or IndexUnreachable naming the target (without its password)."""
-    from .index_target import describe
-
     psycopg2 = _driver()
     try:
         return psycopg2.connect(dsn, application_name="pv_agent")
     except psycopg2.Error as exc:
-        raise IndexUnreachable(f"PostgreSQL {describe(dsn)} ist nicht erreichbar ({str(exc).strip()}).") from exc
+        raise IndexUnreachable(f"PostgreSQL {describe_dsn(dsn)} ist nicht erreichbar ({str(exc).strip()}).") from exc
 
 
 def require_pgvector(conn) -> str:
@@ -182,9 +186,7 @@ class PgIndex(IndexMetaMixin):
         self._connect()
         if not self._load_state():
             self.close()
-            from .index_target import describe
-
-            raise IndexMissing(f"Index in PostgreSQL {describe(dsn)} fehlt – bitte zuerst indizieren (tools/pv-agent index).")
+            raise IndexMissing(f"Index in PostgreSQL {describe_dsn(dsn)} fehlt – bitte zuerst indizieren (tools/pv-agent index).")
 
     @classmethod
     def open(cls, dsn: str) -> "PgIndex":
@@ -243,8 +245,6 @@ class PgIndex(IndexMetaMixin):
 
     # -- metadata ---------------------------------------------------------------------
     def stats(self) -> dict:
-        from .index_target import describe
-
         t = self._t
         entries = self._query(f"SELECT count(*) FROM {t['entries']}")[0][0]
         chunks, vectors = self._query(f"SELECT count(*), count(*) FILTER (WHERE has_vector) FROM {t['chunks']}")[0]
@@ -252,7 +252,7 @@ class PgIndex(IndexMetaMixin):
             "SELECT sum(pg_total_relation_size(to_regclass(name))) FROM unnest(%s::text[]) AS name", (list(t.values()),)
         )[0][0]
         return {
-            "path": describe(self.dsn),
+            "path": describe_dsn(self.dsn),
             "store": "postgresql",
             "build": self.build,
             "entries": entries,
@@ -400,10 +400,8 @@ class PgTarget:
     lock while ``exclusive()`` runs, so two Odoo servers never build at the same time."""
 
     def __init__(self, dsn: str):
-        from .index_target import describe
-
         self.dsn = dsn
-        self.name = describe(dsn)
+        self.name = describe_dsn(dsn)
         self.conn = connect(dsn)
 
     @contextlib.contextmanager

@@ -12,18 +12,18 @@ import time
 from datetime import date
 
 from . import prompts
-from .answer import Answer
-from .config import Settings
+from .result import Answer
+from ..config import Settings
 from .context import Context, build_context
 from .deadline import DeadlineExceeded, bounded
-from .drift import fingerprints_shown, key_value_fingerprints
-from .embedders import query_embedder
-from .gates import nothing_relevant, off_topic_reason, supported
+from ..drift import fingerprints_shown, key_value_fingerprints
+from ..index.embedders import query_embedder
+from ..retrieval.gates import nothing_relevant, off_topic_reason, supported
 from .generate import Generation, generate
-from .ollama import OllamaClient, OllamaError
-from .planner import Plan, plan
-from .retrieve import retrieve
-from .types import SECTION_KEY_VALUES, Hit, RetrievalResult
+from ..ollama import OllamaClient, OllamaError
+from ..retrieval.planner import Plan, plan
+from ..retrieval.retrieve import retrieve
+from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
 from .verify import REASONS, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 

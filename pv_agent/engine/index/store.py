@@ -38,8 +38,8 @@ from typing import Protocol
 import numpy as np
 
 from .sqlite_conn import connect, sqlite_module
-from .textnorm import index_text
-from .types import Chunk, Entry, QueryTerm
+from ..textnorm import index_text
+from ..types import Chunk, Entry, QueryTerm
 
 SCHEMA_VERSION = "1"
 APPLICATION_ID = 0x50564147  # "PVAG" in the SQLite header: marks a PV-Agent index, even a damaged one

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .config import Settings
-from .ollama import ChatResult, OllamaClient
+from ..config import Settings
+from ..ollama import ChatResult, OllamaClient
 
 
 @dataclass

@@ -26,14 +26,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .chunker import chunk_entry
-from .config import Settings
+from ..kb.chunker import chunk_entry
+from ..config import Settings
 from .embedders import as_embedder
-from .index_target import is_dsn, open_index
-from .ollama import OllamaError
+from .target import is_dsn, open_index
+from ..ollama import OllamaError
 from .sqlite_conn import sqlite_module
 from .store import IndexCorrupt, IndexError_, SidecarIndex, SidecarWriter, is_sidecar_file, pack_vector
-from .types import Chunk, Entry
+from ..types import Chunk, Entry
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -188,7 +188,7 @@ def _last_good_versions(target, ids: set[str]) -> list[Entry]:
 
 def _store_for(target, force: bool = False):
     if is_dsn(target):
-        from .pgstore import PgTarget
+        from .pg_store import PgTarget
 
         return PgTarget(str(target))
     return SidecarTarget(str(target), force=force)

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from .textnorm import fold
+from ..textnorm import fold
 
 _YEAR = re.compile(r"(?<![\d.,])(20[0-9]{2})(?![\d.,]\d)")
 # Patterns are matched against folded text: "nächstes" folds to "nachstes" ("heuer" and
