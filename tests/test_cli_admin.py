@@ -25,7 +25,7 @@ from pv_agent.engine.index.target import open_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient, OllamaUnavailable
 from pv_agent.engine.retrieval.retrieve import retrieve
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import Reply
 from tools.cli.__main__ import main
 

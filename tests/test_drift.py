@@ -10,7 +10,7 @@ from pv_agent.engine.drift import CHANGED, REMOVED, UNCHANGED, check_answers, fi
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.retrieve import retrieve
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 from conftest import ROOT
 

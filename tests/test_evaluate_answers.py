@@ -8,8 +8,9 @@ from answer_helpers import build_test_index
 
 from pv_agent.engine.config import Settings
 from pv_agent.engine.evaluation.retrieval import load_goldset
-from pv_agent.engine.evaluation.answers import METRICS, bakeoff_html, evaluate_answers, write_reports
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
+from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import OllamaAPIServer
 
 GOLDSET = """

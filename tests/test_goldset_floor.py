@@ -23,7 +23,7 @@ from pv_agent.engine.index.embedding_seed import load_seed
 from pv_agent.engine.evaluation.retrieval import evaluate_retrieval, load_goldset, refusal_report, relevance_rows
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_KB = ROOT / "wissensbasis"

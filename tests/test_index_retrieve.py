@@ -11,9 +11,10 @@ from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieval.retrieve import lexical_terms, retrieve
-from pv_agent.engine.index.store import fts5_expression
+from pv_agent.engine.index.sqlite_store import fts5_expression
 from pv_agent.engine.index.target import is_dsn, open_index
-from pv_agent.engine.index.store import IndexCorrupt, IndexMissing, SidecarIndex, SidecarWriter
+from pv_agent.engine.index.base import IndexCorrupt, IndexMissing
+from pv_agent.engine.index.sqlite_store import SidecarIndex, SidecarWriter
 
 from kbfactory import SAMPLE_ENTRIES, entry_text, write_kb
 

@@ -74,7 +74,7 @@ def engine_graph() -> dict[str, set[str]]:
 
 
 def stage_of(module: str) -> str:
-    """``pv_agent.engine.index.store`` → ``index``; a top-level module is its own stage."""
+    """``pv_agent.engine.index.sqlite_store`` → ``index``; a top-level module is its own stage."""
     return module.split(".")[2] if module.count(".") >= 2 else module
 
 
@@ -119,14 +119,14 @@ def test_the_checks_can_fail():
     assert "pv_agent.models.y" in imported_modules("from . import y", "pv_agent.models", is_package=True)
     assert "pv_agent.engine.kb.markdown" in imported_modules("from ..kb import markdown as md",
                                                               "pv_agent.engine.answer.verify")
-    modules = {"pv_agent.engine.index.store": {"pv_agent.engine.retrieval.retrieve"},
+    modules = {"pv_agent.engine.index.sqlite_store": {"pv_agent.engine.retrieval.retrieve"},
                "pv_agent.engine.retrieval.retrieve": {"pv_agent.engine.index.pg_store"}}
     assert find_cycle(stage_graph(modules)) == ["index", "retrieval", "index"]
 
 
 def test_no_import_cycle_in_the_engine():
     graph = engine_graph()
-    assert "pv_agent.engine.answer.ask" in graph and "pv_agent.engine.index.store" in graph
+    assert "pv_agent.engine.answer.ask" in graph and "pv_agent.engine.index.sqlite_store" in graph
     assert "pv_agent.engine.answer.prompts" in graph["pv_agent.engine.answer.ask"]
     assert find_cycle(graph) is None, " → ".join(find_cycle(graph))
     stages = stage_graph(graph)

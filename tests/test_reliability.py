@@ -14,7 +14,8 @@ from pv_agent.engine.index.indexer import IndexNotOurs, build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieval.retrieve import retrieve
-from pv_agent.engine.index.store import IndexCorrupt, SidecarIndex
+from pv_agent.engine.index.base import IndexCorrupt
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 from conftest import ROOT
 from hostile import hostile_questions
@@ -136,14 +137,14 @@ sys.path.insert(0, {root!r})
 from pv_agent.engine.config import Settings
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
-from pv_agent.engine.index import store
+from pv_agent.engine.index import sqlite_store
 entries = load_knowledge_base({kb!r}).entries
-original = store.SidecarWriter.insert_entry
+original = sqlite_store.SidecarWriter.insert_entry
 def slow(self, *a, **kw):
     print("writing", flush=True)
     time.sleep(0.05)
     return original(self, *a, **kw)
-store.SidecarWriter.insert_entry = slow
+sqlite_store.SidecarWriter.insert_entry = slow
 build_index(entries, {path!r}, Settings(), None, full=True)
 """
 

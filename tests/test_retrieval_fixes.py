@@ -16,7 +16,7 @@ from pv_agent.engine.retrieval.gates import supported_by_signals
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.planner import plan
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import fold, query_terms
 from pv_agent.engine.retrieval.timeframe import asked_year, years_asked
 

@@ -30,7 +30,7 @@ from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
 from pv_agent.engine.index.sqlite_conn import connect
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import index_text, query_terms, stem
 from tools.synthcorpus import REAL_ENTRIES, PrecomputedVectors, generate
 
@@ -263,7 +263,7 @@ started = time.time()
 import numpy as np
 from pv_agent.engine.config import Settings
 from pv_agent.engine.retrieval.retrieve import retrieve
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 imported = time.time()
 
 def status(key):
@@ -398,7 +398,7 @@ except ImportError as exc:
     sys.exit(0)
 from pv_agent.engine.config import Settings
 from pv_agent.engine.retrieval.retrieve import retrieve
-from pv_agent.engine.index.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 index_path, qpath, model = sys.argv[1:4]
 data = json.loads(sys.stdin.read())
 questions, passages = data["questions"], data["passages"]

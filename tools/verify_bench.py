@@ -37,7 +37,7 @@ from pv_agent.engine.index.indexer import build_index  # noqa: E402
 from pv_agent.engine.kb.loader import load_knowledge_base  # noqa: E402
 from pv_agent.engine.ollama import OllamaClient  # noqa: E402
 from pv_agent.engine.retrieval.retrieve import retrieve  # noqa: E402
-from pv_agent.engine.index.store import SidecarIndex  # noqa: E402
+from pv_agent.engine.index.sqlite_store import SidecarIndex# noqa: E402
 from pv_agent.engine.kb import markdown as md_module  # noqa: E402
 from pv_agent.engine.answer import verify as verify_module  # noqa: E402
 from pv_agent.engine.answer.verify import verify  # noqa: E402

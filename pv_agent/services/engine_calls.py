@@ -3,7 +3,7 @@ question, build the index), and engine failures worded for the UI.
 
 Models import the engine only from here (tests/test_layout.py checks it). ``answer`` and
 ``build_index`` import the engine's pipeline when called, not when Odoo loads the addon, so a
-patched ``engine.ask.ask`` in a test is the one that runs.
+patched ``engine.answer.ask.ask`` in a test is the one that runs.
 """
 from __future__ import annotations
 

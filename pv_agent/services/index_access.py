@@ -97,7 +97,7 @@ def check_store(env, store: str) -> None:
     if store != POSTGRESQL:
         return
     from ..engine.index.pg_store import connect, require_pgvector
-    from ..engine.index.store import IndexError_
+    from ..engine.index.base import IndexError_
 
     try:
         conn = connect(odoo_dsn(env.cr.dbname))
@@ -122,7 +122,7 @@ def index_target(dbname: str, env=None) -> str:
 def _open_index(target: str):
     """The index at ``target``, or None if none has been built there yet."""
     from ..engine.index.target import is_dsn, open_index
-    from ..engine.index.store import IndexMissing
+    from ..engine.index.base import IndexMissing
 
     if not is_dsn(target) and not os.path.exists(target):
         return None
@@ -154,7 +154,7 @@ def index_stats(dbname: str, env=None) -> dict | None:
 
     None if there is none yet; ``{"problem": …}`` if it cannot be read.
     """
-    from ..engine.index.store import IndexError_
+    from ..engine.index.base import IndexError_
 
     try:
         index = _open_index(index_target(dbname, env))

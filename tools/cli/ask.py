@@ -7,7 +7,7 @@ from pv_agent.engine.answer import prompts
 from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index.target import open_index
-from pv_agent.engine.index.store import IndexError_
+from pv_agent.engine.index.base import IndexError_
 
 from ._common import (
     EXIT_USAGE, add_index_argument, duration, elapsed, fail, index_target, print_json, settings, text_argument,

@@ -6,7 +6,7 @@ import time
 
 from pv_agent.engine.drift import CHANGED, REMOVED, check_answers
 from pv_agent.engine.index.target import open_index
-from pv_agent.engine.index.store import IndexError_
+from pv_agent.engine.index.base import IndexError_
 
 from ._common import fail, print_json
 

@@ -8,11 +8,12 @@ from pathlib import Path
 from pv_agent.engine.evaluation.retrieval import (
     GOLDSET_TODAY, K_VALUES, SPLITS, calibrate_relevance, evaluate_retrieval, load_goldset, refusal_report, relevance_rows,
 )
-from pv_agent.engine.evaluation.answers import METRICS, bakeoff_html, evaluate_answers, write_reports
+from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
+from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
 from pv_agent.engine.index.embedders import query_embedder
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index.target import open_index
-from pv_agent.engine.index.store import IndexError_
+from pv_agent.engine.index.base import IndexError_
 
 from pv_agent.engine.ollama import OllamaError
 

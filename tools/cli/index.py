@@ -9,7 +9,7 @@ from pv_agent.engine.index.embedding_seed import load_seed
 from pv_agent.engine.index.indexer import IndexNotOurs, build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.index.sqlite_conn import sqlite_module
-from pv_agent.engine.index.store import IndexError_
+from pv_agent.engine.index.base import IndexError_
 
 from ._common import (
     EXIT_BROKEN_ENTRIES, ProgressBar, add_index_argument, add_kb_argument, fail, hint, index_target,

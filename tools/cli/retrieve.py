@@ -4,7 +4,7 @@ from __future__ import annotations
 from pv_agent.engine.index.embedders import query_embedder
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.target import open_index
-from pv_agent.engine.index.store import IndexError_
+from pv_agent.engine.index.base import IndexError_
 from pv_agent.engine.retrieval.timeframe import asked_year
 from pv_agent.engine.types import SOURCE_FAMILIES
 

@@ -9,7 +9,7 @@ from pv_agent.engine.kb.chunker import chunk_entry
 from pv_agent.engine.index.embedders import BuiltinEmbedder, builtin_importable
 from pv_agent.engine.index.embedding_seed import load_seed, write_seed
 from pv_agent.engine.kb.loader import load_knowledge_base
-from pv_agent.engine.index.store import pack_vector
+from pv_agent.engine.index.base import pack_vector
 
 from ._common import ProgressBar, add_kb_argument, fail, settings
 

@@ -1,4 +1,4 @@
-"""Build or update the index from entries: the sidecar file, or PostgreSQL (pgstore.py) when
+"""Build or update the index from entries: the sidecar file, or PostgreSQL (pg_store.py) when
 the target is a DSN. The steps below are the same for both; each store does them its way.
 
 * Full build: a new file next to the old one, swapped in with ``os.replace`` (PostgreSQL: new
@@ -32,7 +32,8 @@ from .embedders import as_embedder
 from .target import is_dsn, open_index
 from ..ollama import OllamaError
 from .sqlite_conn import sqlite_module
-from .store import IndexCorrupt, IndexError_, SidecarIndex, SidecarWriter, is_sidecar_file, pack_vector
+from .base import IndexCorrupt, IndexError_, pack_vector
+from .sqlite_store import SidecarIndex, SidecarWriter, is_sidecar_file
 from ..types import Chunk, Entry
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -92,7 +93,7 @@ def build_index(
     notice: str = "",
 ) -> IndexReport:
     """Build or update the index at ``target``: a sidecar file path or a PostgreSQL DSN
-    (``postgresql://…``, see pgstore.py). ``embedder``: an Embedder, an OllamaClient or None
+    (``postgresql://…``, see pg_store.py). ``embedder``: an Embedder, an OllamaClient or None
     (lexical; ``notice`` says why). ``seed``: content hash → vector of ``embedder``'s model.
 
     ``broken``: ids of entries whose files failed to load; each keeps its last good version

@@ -1,7 +1,7 @@
 """The PostgreSQL + pgvector store: the same index as the sidecar, in a database that several
 Odoo servers share (design.md §8). This module owns every SQL string of that store.
 
-``PgIndex`` is the read side (the ``IndexReader`` protocol of store.py); ``PgTarget`` and
+``PgIndex`` is the read side (the ``IndexReader`` protocol of base.py); ``PgTarget`` and
 ``PgWriter`` are the write side used by indexer.build_index when its target is a DSN.
 
 Layout (all names start with ``pv_index_``, so they never meet Odoo's model tables):
@@ -31,14 +31,14 @@ import re
 from collections import Counter
 from datetime import datetime, timezone
 
-from .store import (
+from ..textnorm import index_text
+from ..types import Chunk, Entry, QueryTerm
+from .base import (
     SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMissing, _ENTRY_COLUMNS, _entry_from_row,
     IndexMetaMixin, query_phrases, unpack_vector,
 )
-from ..textnorm import index_text
-from ..types import Chunk, Entry, QueryTerm
 
-# FTS5's bm25() constants and the sidecar's column weights (store.SidecarIndex.lexical_search).
+# FTS5's bm25() constants and the sidecar's column weights (sqlite_store.SidecarIndex.lexical_search).
 BM25_K1 = 1.2
 BM25_B = 0.75
 HEAD_WEIGHT = 2
@@ -500,7 +500,7 @@ class PgTarget:
 
 class PgWriter:
     """Write side on one build: a new one (full build) or the live one (in-place update).
-    The methods are those of store.SidecarWriter; nothing is visible to readers before
+    The methods are those of sqlite_store.SidecarWriter; nothing is visible to readers before
     ``commit()`` of an update or ``PgTarget.publish`` of a new build."""
 
     def __init__(self, target: PgTarget, build: int, meta: dict, *, live: bool):
@@ -554,10 +554,6 @@ class PgWriter:
     # entries and chunks
     def entry_hashes(self) -> dict[str, str]:
         return dict(self._execute(f"SELECT id, content_hash FROM {self._t['entries']}"))
-
-    def chunk_hashes(self, entry_ids) -> set[str]:
-        rows = self._execute(f"SELECT content_hash FROM {self._t['chunks']} WHERE entry_id = ANY(%s)", (list(entry_ids),))
-        return {r[0] for r in rows}
 
     def insert_entry(self, entry: Entry, chunks: list[Chunk], vectors: dict[str, bytes]) -> int:
         """Insert an entry with its chunks; ``vectors`` maps content hash → packed vector."""

@@ -21,7 +21,8 @@ def open_index(target):
         from .pg_store import PgIndex
 
         return PgIndex.open(str(target))
-    from .store import IndexCorrupt, SidecarIndex
+    from .base import IndexCorrupt
+    from .sqlite_store import SidecarIndex
 
     if os.path.exists(target) and not os.path.isfile(target):  # a FIFO would block the open
         raise IndexCorrupt(f"Index {target} ist keine normale Datei (Ordner, Gerät oder FIFO) – kein PV-Agent-Index.")

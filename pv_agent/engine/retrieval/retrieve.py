@@ -16,7 +16,8 @@ from collections import defaultdict
 from ..config import Settings
 from ..index.embedders import OllamaEmbedder, as_embedder, index_embedder_kind
 from ..ollama import OllamaClient, OllamaError
-from ..index.store import ChunkRow, SidecarIndex
+from ..index.base import ChunkRow
+from ..index.sqlite_store import SidecarIndex
 from ..textnorm import index_text, query_terms, stem, tokens
 from ..types import Hit, QueryTerm, RetrievalResult
 

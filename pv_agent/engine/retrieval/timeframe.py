@@ -55,6 +55,3 @@ def asked_year(question: str, today: date | None = None) -> Timeframe:
         return Timeframe(max(years), True)
     return Timeframe(today.year, False)
 
-
-def stand_year(stand: str) -> int:
-    return int(stand[:4])
