@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.context import build_context
+from pv_agent.engine.answer.context import build_context
 from pv_agent.engine.types import Hit
 
 # id → (title, stand, topic, source, official, cross_refs, section text)
@@ -111,8 +111,8 @@ def write_kb(kb_dir) -> None:
 
 def build_test_index(root) -> str:
     """Write the small knowledge base under ``root`` and index it over a throwaway test server."""
-    from pv_agent.engine.indexer import build_index
-    from pv_agent.engine.loader import load_knowledge_base
+    from pv_agent.engine.index.indexer import build_index
+    from pv_agent.engine.kb.loader import load_knowledge_base
     from pv_agent.engine.ollama import OllamaClient
     from pv_agent.tests.ollama_api_server import OllamaAPIServer
 

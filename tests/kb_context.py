@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pv_agent.engine.context import Context, ContextBlock, is_conflict_side
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.markdown import section_text
+from pv_agent.engine.answer.context import Context, ContextBlock, is_conflict_side
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.markdown import section_text
 from pv_agent.engine.types import SECTION_KEY_VALUES, SECTION_SUMMARY, Hit
 
 KB = Path(__file__).resolve().parents[1] / "wissensbasis"

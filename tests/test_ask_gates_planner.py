@@ -7,10 +7,10 @@ import pytest
 from answer_helpers import make_hit
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.context import CUT_MARK, build_context
-from pv_agent.engine.gates import nothing_relevant, off_topic_reason
+from pv_agent.engine.answer.context import CUT_MARK, build_context
+from pv_agent.engine.retrieval.gates import nothing_relevant, off_topic_reason
 from pv_agent.engine.textnorm import query_terms
-from pv_agent.engine.planner import plan
+from pv_agent.engine.retrieval.planner import plan
 from pv_agent.engine.types import RetrievalResult
 
 
@@ -93,7 +93,7 @@ def test_context_is_cut_to_the_budget_at_line_boundaries_and_keeps_the_system_pr
 
 
 def test_a_conflict_side_carries_the_mark_in_title_or_summary_not_only_in_references():
-    from pv_agent.engine.context import is_conflict_side
+    from pv_agent.engine.answer.context import is_conflict_side
     side = "## Zusammenfassung\n⚠ Quellen widersprechen: …\n\n## Kernwerte & Fristen\n- 1 %"
     pointer = "## Zusammenfassung\nText.\n\n## Kernwerte & Fristen\n- ⚠ siehe Konfliktpaar\n\n## Verweise\n- [x] (⚠ überholt)"
     assert is_conflict_side(make_hit("pv-sv-02"), side)

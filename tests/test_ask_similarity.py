@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine import embedders
-from pv_agent.engine.ask import ask
+from pv_agent.engine.index import embedders
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
-from pv_agent.engine.embedders import BuiltinEmbedder
-from pv_agent.engine.embedding_seed import load_seed
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.store import SidecarIndex
-from pv_agent.engine.verify import verify
+from pv_agent.engine.index.embedders import BuiltinEmbedder
+from pv_agent.engine.index.embedding_seed import load_seed
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.index.sqlite_store import SidecarIndex
+from pv_agent.engine.answer.verify import verify
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 KB = Path(__file__).resolve().parents[1] / "wissensbasis"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from answer_helpers import build_test_index
 
-from pv_agent.engine import prompts
-from pv_agent.engine.ask import ask
+from pv_agent.engine.answer import prompts
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 HBGL_QUESTION = "Wie hoch ist die HBGL 2026 monatlich?"
@@ -224,7 +224,7 @@ def test_answer_object_has_the_audit_fields(srv, settings, index):
 
 
 def test_survey_question_goes_map_reduce_and_is_verified_against_the_blocks(srv, settings, index):
-    from pv_agent.engine.retrieve import retrieve
+    from pv_agent.engine.retrieval.retrieve import retrieve
 
     question = "Gib mir einen Überblick über die Höchstbeitragsgrundlage"
     hits = retrieve(index, question, settings, embedder=OllamaClient(settings), k=settings.survey_blocks).hits

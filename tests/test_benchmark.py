@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from tools import benchmark
 from tools.synthcorpus import PrecomputedVectors, generate
 

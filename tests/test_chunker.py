@@ -1,8 +1,8 @@
 """Chunking: one chunk per H2 section, key values on their own, long sections split cleanly."""
 from __future__ import annotations
 
-from pv_agent.engine.chunker import chunk_entry, split_long
-from pv_agent.engine.loader import parse_entry_text
+from pv_agent.engine.kb.chunker import chunk_entry, split_long
+from pv_agent.engine.kb.loader import parse_entry_text
 
 from kbfactory import entry_text
 

@@ -17,15 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine.ask import ask
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings, url_problem
 from pv_agent.engine.drift import check_answers
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.index_target import open_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.index.target import open_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient, OllamaUnavailable
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import Reply
 from tools.cli.__main__ import main
 

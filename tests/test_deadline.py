@@ -7,9 +7,9 @@ import time
 import pytest
 from answer_helpers import build_test_index
 
-from pv_agent.engine.ask import ask
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 QUESTION = "Wie hoch ist die HBGL 2026 monatlich?"

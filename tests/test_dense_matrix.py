@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.sqlite_conn import connect
-from pv_agent.engine.store import DenseMatrix, SidecarIndex
+from pv_agent.engine.index.sqlite_conn import connect
+from pv_agent.engine.index.dense import DenseMatrix
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import embed_text
 
 from kbfactory import SAMPLE_ENTRIES, entry_text
@@ -70,7 +71,7 @@ def test_two_stage_search_keeps_recall_against_exact_search():
     """Sign-bit candidates + exact rescoring on clustered vectors (like embeddings of one domain)."""
     import numpy as np
 
-    from pv_agent.engine.store import DenseMatrix
+    from pv_agent.engine.index.dense import DenseMatrix
 
     rng = np.random.default_rng(3)
     centroids = rng.normal(size=(20, 256))
@@ -92,7 +93,7 @@ def test_two_stage_search_keeps_recall_against_exact_search():
 def test_small_matrices_are_searched_exactly():
     import numpy as np
 
-    from pv_agent.engine.store import DenseMatrix
+    from pv_agent.engine.index.dense import DenseMatrix
 
     matrix = np.eye(8, dtype=np.float32)
     dm = DenseMatrix(np.arange(10, 18, dtype=np.int64), matrix)
@@ -146,7 +147,7 @@ def test_dense_recall_holds_where_a_fixed_candidate_budget_fails():
 def test_saved_matrix_reads_exact_rows_from_the_file(tmp_path):
     """Issue 21: a worker opening the saved arrays scores its few final rows in float32 read
     with pread (not mapped), and gets the same neighbours and distances as the in-memory search."""
-    from pv_agent.engine.store import ArrayCache
+    from pv_agent.engine.index.dense import ArrayCache
 
     matrix, questions = _clustered(6_000, 128, seed=5)
     in_memory = DenseMatrix(np.arange(len(matrix), dtype=np.int64), matrix)

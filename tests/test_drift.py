@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 from pv_agent.engine.drift import CHANGED, REMOVED, UNCHANGED, check_answers, fingerprint_of_hit
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 from conftest import ROOT
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine import embedders
+from pv_agent.engine.index import embedders
 from pv_agent.engine.config import Settings, instruction_prefixes
-from pv_agent.engine.embedders import BUILTIN_MODEL, BuiltinEmbedder, OllamaEmbedder, choose_embedder, query_embedder
-from pv_agent.engine.embedding_seed import load_seed, seed_path, write_seed
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.embedders import BUILTIN_MODEL, BuiltinEmbedder, OllamaEmbedder, choose_embedder, query_embedder
+from pv_agent.engine.index.embedding_seed import load_seed, seed_path, write_seed
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_KB = ROOT / "wissensbasis"
@@ -199,7 +199,7 @@ _FORK_SCRIPT = textwrap.dedent(
     """
     import json, os, select, signal, sys, time
     sys.path.insert(0, {root!r})
-    from pv_agent.engine import embedders
+    from pv_agent.engine.index import embedders
     emb = embedders.BuiltinEmbedder()
     if {embed_first!r}:
         parent_vector = emb.embed_query("Urlaubsersatzleistung")  # the parent's OpenMP threads run

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine import figures as fg
+from pv_agent.engine.answer import figures as fg
 from pv_agent.engine.config import Settings
-from pv_agent.engine.evaluate import GOLDSET_TODAY, load_goldset
-from pv_agent.engine.evaluate_answers import ANSWERING_STATES, ItemResult, evaluate_answers, metrics
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset
+from pv_agent.engine.evaluation.answers import ANSWERING_STATES, ItemResult, evaluate_answers, metrics
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 KB = Path(__file__).resolve().parents[1] / "wissensbasis"

@@ -7,9 +7,10 @@ import pytest
 from answer_helpers import build_test_index
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.evaluate import load_goldset
-from pv_agent.engine.evaluate_answers import METRICS, bakeoff_html, evaluate_answers, write_reports
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.evaluation.retrieval import load_goldset
+from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
+from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.tests.ollama_api_server import OllamaAPIServer
 
 GOLDSET = """
@@ -75,8 +76,8 @@ def test_eval_command_with_answers_writes_reports(tmp_path):
     import sys
 
     from pv_agent.engine.config import Settings
-    from pv_agent.engine.indexer import build_index
-    from pv_agent.engine.loader import load_knowledge_base
+    from pv_agent.engine.index.indexer import build_index
+    from pv_agent.engine.kb.loader import load_knowledge_base
     from pv_agent.engine.ollama import OllamaClient
     from pv_agent.tests.ollama_api_server import OllamaAPIServer
 

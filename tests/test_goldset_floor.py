@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine.chunker import chunk_entry
+from pv_agent.engine.kb.chunker import chunk_entry
 from pv_agent.engine.config import Settings
-from pv_agent.engine.embedders import BuiltinEmbedder
-from pv_agent.engine.embedding_seed import load_seed
-from pv_agent.engine.evaluate import evaluate_retrieval, load_goldset, refusal_report, relevance_rows
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.embedders import BuiltinEmbedder
+from pv_agent.engine.index.embedding_seed import load_seed
+from pv_agent.engine.evaluation.retrieval import evaluate_retrieval, load_goldset, refusal_report, relevance_rows
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_KB = ROOT / "wissensbasis"

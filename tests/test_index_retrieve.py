@@ -7,13 +7,14 @@ import os
 
 import pytest
 
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.retrieve import lexical_terms, retrieve
-from pv_agent.engine.store import fts5_expression
-from pv_agent.engine.index_target import is_dsn, open_index
-from pv_agent.engine.store import IndexCorrupt, IndexMissing, SidecarIndex, SidecarWriter
+from pv_agent.engine.retrieval.retrieve import lexical_terms, retrieve
+from pv_agent.engine.index.sqlite_store import fts5_expression
+from pv_agent.engine.index.target import is_dsn, open_index
+from pv_agent.engine.index.base import IndexCorrupt, IndexMissing
+from pv_agent.engine.index.sqlite_store import SidecarIndex, SidecarWriter
 
 from kbfactory import SAMPLE_ENTRIES, entry_text, write_kb
 
@@ -38,7 +39,7 @@ def lexical_index(kb_dir, store_target, dead_settings):
 
 def _writer_class(target):
     if is_dsn(target):
-        from pv_agent.engine.pgstore import PgWriter
+        from pv_agent.engine.index.pg_store import PgWriter
 
         return PgWriter
     return SidecarWriter
@@ -48,7 +49,7 @@ def _unfinished_builds(target, folder) -> list:
     """What an interrupted full build left behind: files beside the sidecar, tables in PostgreSQL."""
     if not is_dsn(target):
         return [f for f in os.listdir(folder) if "building" in f]
-    from pv_agent.engine.pgstore import connect
+    from pv_agent.engine.index.pg_store import connect
 
     conn = connect(target)
     with conn.cursor() as cur:
@@ -340,7 +341,7 @@ def test_missing_postgresql_index_gives_a_clear_error(pg_dsn):
 
 def test_unreachable_postgresql_gives_a_clear_error(tmp_path):
     pytest.importorskip("psycopg2")
-    from pv_agent.engine.pgstore import IndexUnreachable
+    from pv_agent.engine.index.pg_store import IndexUnreachable
 
     dsn = f"postgresql://nobody:secret@/nowhere?host={tmp_path}"
     with pytest.raises(IndexUnreachable, match="nicht erreichbar") as failure:
@@ -352,7 +353,7 @@ def test_missing_pgvector_is_named(kb_dir, dead_settings):
     """Against a PostgreSQL without pgvector (Debian 12's own, as Odoo's test server has):
     $PV_AGENT_TEST_PG_NO_VECTOR, else the local cluster's default socket."""
     pytest.importorskip("psycopg2")
-    from pv_agent.engine.pgstore import IndexUnreachable, PgvectorMissing, connect
+    from pv_agent.engine.index.pg_store import IndexUnreachable, PgvectorMissing, connect
 
     dsn = os.environ.get("PV_AGENT_TEST_PG_NO_VECTOR", "postgresql:///postgres")
     try:

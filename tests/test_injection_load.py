@@ -6,14 +6,14 @@ import time
 
 import pytest
 
-from pv_agent.engine import prompts
-from pv_agent.engine.ask import ask
+from pv_agent.engine.answer import prompts
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.store import SidecarIndex
-from pv_agent.engine.verify import leaks_prompt
+from pv_agent.engine.index.sqlite_store import SidecarIndex
+from pv_agent.engine.answer.verify import leaks_prompt
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 from kbfactory import SAMPLE_ENTRIES, write_kb

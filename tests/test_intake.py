@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine.chunker import chunk_entry
-from pv_agent.engine.intake import IntakeError, IntakeOptions, intake, sections_of, read_source
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.registry import check_registry, write_registry
+from pv_agent.engine.kb.chunker import chunk_entry
+from pv_agent.engine.kb.intake import IntakeError, IntakeOptions, intake, sections_of, read_source
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.registry import check_registry, write_registry
 
 DATA = Path(__file__).parent / "data" / "intake"
 

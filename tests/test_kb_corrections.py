@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.kb.loader import load_knowledge_base
 from tools.cli import validate as validate_cli
 
 from kbfactory import entry_text
@@ -224,7 +224,7 @@ def test_internal_reference_in_source_ref_is_reported(tmp_path):
 
 def test_validate_command_fails_with_file_and_line(tmp_path, capsys):
     kb_dir = write_kb(tmp_path, {"pv-sz-01": entry_text("pv-sz-01", "Sonstige Bezüge", summary="Quelle S16.")})
-    from pv_agent.engine.registry import write_registry
+    from pv_agent.engine.kb.registry import write_registry
 
     write_registry(kb_dir, load_knowledge_base(kb_dir))
     assert validate_cli.run(SimpleNamespace(kb=str(kb_dir), json=False)) == 1

@@ -3,7 +3,10 @@
 - pv_agent/models and pv_agent/services import each other without a cycle;
 - no models/ file imports the engine: the engine is reached only through pv_agent/services;
 - services/ never imports a model module;
-- models/ holds models only, and each model (own or Odoo's, extended) lives in one file.
+- models/ holds models only, and each model (own or Odoo's, extended) lives in one file;
+- pv_agent/engine imports neither Odoo nor the addon outside it; its modules import each other
+  without a cycle, and so do its stage packages (kb → index → retrieval → answer → evaluation,
+  with config/types/textnorm/ollama/drift beside them).
 
 Run: ``.venv/bin/python -m pytest tests/test_layout.py -q``
 """
@@ -58,6 +61,31 @@ def layer_graph() -> dict[str, set[str]]:
     return graph
 
 
+def engine_graph() -> dict[str, set[str]]:
+    """Module → the engine modules it imports (every file under pv_agent/engine, any depth)."""
+    files = {module_name(p): p for p in sorted((ADDON / "engine").rglob("*.py"))}
+    graph = {}
+    for module, path in files.items():
+        imports = imported_modules(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+        inner = {m for m in imports if m in files and m != module}
+        graph[module] = {m for m in inner if not (files[m].name == "__init__.py"
+                                                   and any(o.startswith(m + ".") for o in inner))}
+    return graph
+
+
+def stage_of(module: str) -> str:
+    """``pv_agent.engine.index.sqlite_store`` → ``index``; a top-level module is its own stage."""
+    return module.split(".")[2] if module.count(".") >= 2 else module
+
+
+def stage_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    stages: dict[str, set[str]] = {}
+    for module, imports in graph.items():
+        own = stage_of(module)
+        stages.setdefault(own, set()).update(s for s in map(stage_of, imports) if s != own)
+    return stages
+
+
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One import cycle as a list of modules (first == last), or None."""
     state: dict[str, int] = {}  # 1: on the current path, 2: done
@@ -84,11 +112,40 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 def test_the_checks_can_fail():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
-    lazy = "def f():\n    from ..engine.ask import ask\n"
-    assert "pv_agent.engine.ask" in imported_modules(lazy, "pv_agent.models.x")
-    assert "pv_agent.engine.ask" in imported_modules("import odoo.addons.pv_agent.engine.ask", "pv_agent.models.x")
+    lazy = "def f():\n    from ..engine.answer.ask import ask\n"
+    assert "pv_agent.engine.answer.ask" in imported_modules(lazy, "pv_agent.models.x")
+    assert "pv_agent.engine.answer.ask" in imported_modules("import odoo.addons.pv_agent.engine.answer.ask", "pv_agent.models.x")
     assert "pv_agent.models.y" in imported_modules("from ..models import y", "pv_agent.services.x")
     assert "pv_agent.models.y" in imported_modules("from . import y", "pv_agent.models", is_package=True)
+    assert "pv_agent.engine.kb.markdown" in imported_modules("from ..kb import markdown as md",
+                                                              "pv_agent.engine.answer.verify")
+    modules = {"pv_agent.engine.index.sqlite_store": {"pv_agent.engine.retrieval.retrieve"},
+               "pv_agent.engine.retrieval.retrieve": {"pv_agent.engine.index.pg_store"}}
+    assert find_cycle(stage_graph(modules)) == ["index", "retrieval", "index"]
+
+
+def test_no_import_cycle_in_the_engine():
+    graph = engine_graph()
+    assert "pv_agent.engine.answer.ask" in graph and "pv_agent.engine.index.sqlite_store" in graph
+    assert "pv_agent.engine.answer.prompts" in graph["pv_agent.engine.answer.ask"]
+    assert find_cycle(graph) is None, " → ".join(find_cycle(graph))
+    stages = stage_graph(graph)
+    assert {"kb", "index", "retrieval", "answer", "evaluation"} <= set(stages)
+    assert find_cycle(stages) is None, "stage packages import each other: " + " → ".join(find_cycle(stages))
+
+
+def test_the_engine_imports_no_odoo_and_nothing_of_the_addon():
+    for path in sorted((ADDON / "engine").rglob("*.py")):
+        module = module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        odoo = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                and any(name.split(".")[0] == "odoo" for name in
+                        ([a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]))
+                and not getattr(n, "level", 0)]
+        assert not odoo, f"{module} imports Odoo"
+        outside = [m for m in imported_modules(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+                   if m != "pv_agent" and not m.startswith("pv_agent.engine")]
+        assert not outside, f"{module} imports the addon outside the engine: {outside}"
 
 
 def test_no_import_cycle_in_models_and_services():

@@ -1,4 +1,4 @@
-"""The in-memory lexical index (store.LexicalIndex) against FTS5, the ranking it replaced.
+"""The in-memory lexical index (lexical.LexicalIndex) against FTS5, the ranking it replaced.
 
 Before/after on the real knowledge base and its goldset: with compound expansions scored term
 by term, as FTS5 does, the in-memory scorer returns the same chunks with the same bm25 floats
@@ -16,13 +16,14 @@ import numpy as np
 import pytest
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.evaluate import GOLDSET_TODAY, load_goldset
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
-from pv_agent.engine.store import CompoundLookup, SidecarIndex, compound_ends_with
+from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.retrieval.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
+from pv_agent.engine.index.base import CompoundLookup, compound_ends_with
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import query_terms
-from pv_agent.engine.timeframe import asked_year
+from pv_agent.engine.retrieval.timeframe import asked_year
 from pv_agent.engine.types import QueryTerm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,7 +103,7 @@ def test_a_group_scores_as_one_term():
     """One group's IDF counts the chunks holding any member; its frequency sums the members'."""
     import math
 
-    from pv_agent.engine.store import LexicalIndex
+    from pv_agent.engine.index.lexical import LexicalIndex
 
     texts = {1: "freibetrag", 2: "freibetrag", 3: "absetzbetrag", 4: "absetzbetrag freibetrag"}
     texts.update({n: "anderes" for n in range(5, 11)})
@@ -125,8 +126,9 @@ def test_a_group_scores_as_one_term():
 
 def _tiny_arrays(texts: dict[int, str]) -> dict:
     """LexicalIndex arrays for a few chunks (body text only) through an in-memory sidecar."""
-    from pv_agent.engine.sqlite_conn import connect
-    from pv_agent.engine.store import _SCHEMA, LexicalIndex
+    from pv_agent.engine.index.sqlite_conn import connect
+    from pv_agent.engine.index.lexical import LexicalIndex
+    from pv_agent.engine.index.sqlite_store import _SCHEMA
 
     conn = connect(":memory:")
     conn.executescript(_SCHEMA)
@@ -196,7 +198,7 @@ def test_an_update_gets_new_arrays_and_old_generations_are_removed(kb_dir, tmp_p
 
 
 def test_a_process_on_an_older_generation_keeps_the_newer_arrays(tmp_path):
-    from pv_agent.engine.store import ArrayCache
+    from pv_agent.engine.index.dense import ArrayCache
 
     base = str(tmp_path / "index.db.arrays")
     ArrayCache(base, "1-2-g7-20261201").save("dense", {"rowids": np.arange(3)})
@@ -209,7 +211,7 @@ def test_a_process_on_an_older_generation_keeps_the_newer_arrays(tmp_path):
 
 def test_prepare_saves_the_arrays_for_the_next_worker(kb_dir, tmp_path, settings):
     from pv_agent.engine.ollama import OllamaClient
-    from pv_agent.engine.store import ArrayCache, DenseMatrix
+    from pv_agent.engine.index.dense import ArrayCache, DenseMatrix
 
     path = str(tmp_path / "index.db")
     build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings), full=True)

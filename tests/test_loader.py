@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.registry import check_registry, write_registry
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.registry import check_registry, write_registry
 
 from kbfactory import entry_text, write_kb
 

@@ -2,7 +2,7 @@
 answer's recorded prompt_version still names the exact texts it was produced with."""
 from __future__ import annotations
 
-from pv_agent.engine import prompts
+from pv_agent.engine.answer import prompts
 
 
 def test_current_version_is_v2_and_v1_still_loads():

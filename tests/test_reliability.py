@@ -10,11 +10,12 @@ import time
 
 import pytest
 
-from pv_agent.engine.indexer import IndexNotOurs, build_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.index.indexer import IndexNotOurs, build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import IndexCorrupt, SidecarIndex
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.base import IndexCorrupt
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 
 from conftest import ROOT
 from hostile import hostile_questions
@@ -134,16 +135,16 @@ _BUILD_SCRIPT = """
 import sys, time
 sys.path.insert(0, {root!r})
 from pv_agent.engine.config import Settings
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine import store
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.index import sqlite_store
 entries = load_knowledge_base({kb!r}).entries
-original = store.SidecarWriter.insert_entry
+original = sqlite_store.SidecarWriter.insert_entry
 def slow(self, *a, **kw):
     print("writing", flush=True)
     time.sleep(0.05)
     return original(self, *a, **kw)
-store.SidecarWriter.insert_entry = slow
+sqlite_store.SidecarWriter.insert_entry = slow
 build_index(entries, {path!r}, Settings(), None, full=True)
 """
 
@@ -171,8 +172,8 @@ import resource, signal, sys
 sys.path.insert(0, {root!r})
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # let writes fail with EFBIG instead of killing us
 from pv_agent.engine.config import Settings
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 entries = load_knowledge_base({kb!r}).entries
 resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, 48 * 1024))
 try:
@@ -204,8 +205,8 @@ def test_disk_full_during_reindex_keeps_the_old_index(tmp_path, dead_settings):
 def test_hostile_questions_never_crash_ask(sample_index, tmp_path, settings, ollama):
     import json
 
-    from pv_agent.engine.answer import STATES
-    from pv_agent.engine.ask import ask
+    from pv_agent.engine.answer.result import STATES
+    from pv_agent.engine.answer.ask import ask
     from pv_agent.tests.ollama_api_server import Reply
 
     path = str(tmp_path / "hybrid.db")

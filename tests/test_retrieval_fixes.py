@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine.ask import ask
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
-from pv_agent.engine.evaluate import GOLDSET_TODAY, load_goldset
-from pv_agent.engine.gates import supported_by_signals
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.planner import plan
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset
+from pv_agent.engine.retrieval.gates import supported_by_signals
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.retrieval.planner import plan
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import fold, query_terms
-from pv_agent.engine.timeframe import asked_year, years_asked
+from pv_agent.engine.retrieval.timeframe import asked_year, years_asked
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_KB = ROOT / "wissensbasis"

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.evaluate import GOLDSET_TODAY, load_goldset
-from pv_agent.engine.index_target import open_index
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
+from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset
+from pv_agent.engine.index.target import open_index
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.retrieve import lexical_terms, retrieve
+from pv_agent.engine.retrieval.retrieve import lexical_terms, retrieve
 from pv_agent.engine.textnorm import query_terms
-from pv_agent.engine.timeframe import asked_year
+from pv_agent.engine.retrieval.timeframe import asked_year
 
 ROOT = Path(__file__).resolve().parents[1]
 KB = ROOT / "wissensbasis"

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from pv_agent.engine.config import Settings
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.registry import check_registry
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.registry import check_registry
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from tools.synthcorpus import PrecomputedVectors, generate
 
 

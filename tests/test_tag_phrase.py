@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from pv_agent.engine import retrieve as R
+from pv_agent.engine.retrieval import retrieve as R
 from pv_agent.engine.textnorm import stem, tokens
 
 

@@ -5,11 +5,11 @@ from datetime import date
 
 import pytest
 
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
-from pv_agent.engine.timeframe import asked_year
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
+from pv_agent.engine.retrieval.timeframe import asked_year
 
 from kbfactory import write_kb
 

@@ -3,8 +3,8 @@ from decimal import Decimal
 
 from answer_helpers import make_context
 
-from pv_agent.engine import figures as fg
-from pv_agent.engine.verify import citations_in, find_conflicts, mark_unsupported, split_units, verify
+from pv_agent.engine.answer import figures as fg
+from pv_agent.engine.answer.verify import citations_in, find_conflicts, mark_unsupported, split_units, verify
 
 
 def test_figures_are_normalised_across_notations():
@@ -102,7 +102,7 @@ def test_conflict_pair_is_found_and_one_side_fails():
 
 
 def test_same_quantity_with_different_values_is_a_conflict():
-    from pv_agent.engine.context import ContextBlock
+    from pv_agent.engine.answer.context import ContextBlock
     a = ContextBlock(1, "kv-a", "A", "2025-01", "lohn", "kv", True, "K", "- Mindestlohn Gruppe A: 2.000 €")
     b = ContextBlock(2, "kv-b", "B", "2025-01", "lohn", "kv", True, "K", "- Mindestlohn Gruppe A: 2.100 €")
     c = ContextBlock(3, "kv-c", "C", "2026-01", "lohn", "kv", True, "K", "- Mindestlohn Gruppe A: 2.200 €")

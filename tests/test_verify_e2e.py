@@ -62,8 +62,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def index_path(tmp_path_factory):
-    from pv_agent.engine.indexer import build_index
-    from pv_agent.engine.loader import load_knowledge_base
+    from pv_agent.engine.index.indexer import build_index
+    from pv_agent.engine.kb.loader import load_knowledge_base
     from pv_agent.engine.ollama import OllamaClient
 
     root = tmp_path_factory.mktemp("kb")

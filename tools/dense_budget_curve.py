@@ -15,7 +15,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pv_agent.engine.store import DenseMatrix  # noqa: E402
+from pv_agent.engine.index.dense import DenseMatrix# noqa: E402
 from tools.synthcorpus import VectorSpace  # noqa: E402
 
 

@@ -28,13 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pv_agent.engine.config import Settings  # noqa: E402
-from pv_agent.engine.evaluate import GOLDSET_TODAY, load_goldset  # noqa: E402
-from pv_agent.engine.index_target import open_index  # noqa: E402
-from pv_agent.engine.indexer import build_index  # noqa: E402
-from pv_agent.engine.loader import load_knowledge_base  # noqa: E402
-from pv_agent.engine.retrieve import lexical_terms, retrieve  # noqa: E402
+from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset  # noqa: E402
+from pv_agent.engine.index.target import open_index  # noqa: E402
+from pv_agent.engine.index.indexer import build_index  # noqa: E402
+from pv_agent.engine.kb.loader import load_knowledge_base  # noqa: E402
+from pv_agent.engine.retrieval.retrieve import lexical_terms, retrieve  # noqa: E402
 from pv_agent.engine.textnorm import query_terms  # noqa: E402
-from pv_agent.engine.timeframe import asked_year  # noqa: E402
+from pv_agent.engine.retrieval.timeframe import asked_year  # noqa: E402
 from pv_agent.tests.ollama_api_server import embed_text  # noqa: E402
 
 CHUNKS_AT_1X = 16_000

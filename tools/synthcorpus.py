@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pv_agent.engine.chunker import chunk_entry
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.registry import write_registry
+from pv_agent.engine.kb.chunker import chunk_entry
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.registry import write_registry
 
 GENERATOR = "pv-agent synth"
 VERSION = 1

@@ -29,25 +29,25 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pv_agent.engine import figures as fg  # noqa: E402
+from pv_agent.engine.answer import figures as fg  # noqa: E402
 from pv_agent.engine.config import Settings  # noqa: E402
-from pv_agent.engine.context import build_context  # noqa: E402
-from pv_agent.engine.evaluate import load_goldset  # noqa: E402
-from pv_agent.engine.indexer import build_index  # noqa: E402
-from pv_agent.engine.loader import load_knowledge_base  # noqa: E402
+from pv_agent.engine.answer.context import build_context  # noqa: E402
+from pv_agent.engine.evaluation.retrieval import load_goldset  # noqa: E402
+from pv_agent.engine.index.indexer import build_index  # noqa: E402
+from pv_agent.engine.kb.loader import load_knowledge_base  # noqa: E402
 from pv_agent.engine.ollama import OllamaClient  # noqa: E402
-from pv_agent.engine.retrieve import retrieve  # noqa: E402
-from pv_agent.engine.store import SidecarIndex  # noqa: E402
-from pv_agent.engine import markdown as md_module  # noqa: E402
-from pv_agent.engine import verify as verify_module  # noqa: E402
-from pv_agent.engine.verify import verify  # noqa: E402
+from pv_agent.engine.retrieval.retrieve import retrieve  # noqa: E402
+from pv_agent.engine.index.sqlite_store import SidecarIndex# noqa: E402
+from pv_agent.engine.kb import markdown as md_module  # noqa: E402
+from pv_agent.engine.answer import verify as verify_module  # noqa: E402
+from pv_agent.engine.answer.verify import verify  # noqa: E402
 from pv_agent.tests.ollama_api_server import OllamaAPIServer  # noqa: E402
 
 
 def draft_for(context, blocks: int | None = None) -> str:
     """What a careful model writes: per block up to three statements with figures, each citing
     its block: a table cell as "row (column): value", a list item or sentence as it stands."""
-    from pv_agent.engine import markdown as md
+    from pv_agent.engine.kb import markdown as md
 
     parts = []
     for b in context.blocks[:blocks]:

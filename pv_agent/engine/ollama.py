@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import requests
 
@@ -44,10 +44,6 @@ class ChatResult:
     content: str
     done_reason: str  # "stop" | "length" | …
     model: str = ""
-    prompt_eval_count: int = 0
-    eval_count: int = 0
-    total_duration_ms: float = 0.0
-    raw_final: dict = field(default_factory=dict)
 
 
 class OllamaClient:
@@ -205,8 +201,4 @@ def _chat_result(data: dict, content: str) -> ChatResult:
         content=content,
         done_reason=data.get("done_reason") or "stop",
         model=data.get("model", ""),
-        prompt_eval_count=int(data.get("prompt_eval_count") or 0),
-        eval_count=int(data.get("eval_count") or 0),
-        total_duration_ms=(data.get("total_duration") or 0) / 1e6,
-        raw_final={k: v for k, v in data.items() if k != "message"},
     )

@@ -3,16 +3,16 @@ question, build the index), and engine failures worded for the UI.
 
 Models import the engine only from here (tests/test_layout.py checks it). ``answer`` and
 ``build_index`` import the engine's pipeline when called, not when Odoo loads the addon, so a
-patched ``engine.ask.ask`` in a test is the one that runs.
+patched ``engine.answer.ask.ask`` in a test is the one that runs.
 """
 from __future__ import annotations
 
 from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_fingerprints
-from ..engine.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
+from ..engine.kb.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
 from ..engine.ollama import OllamaClient, OllamaError
-from ..engine.registry import REGISTRY_FILE, write_registry
+from ..engine.kb.registry import REGISTRY_FILE, write_registry
 from ..engine.types import SOURCE_FAMILIES, Entry
-from ..engine.writer import changed_sections, entry_file_path, entry_to_markdown, side_by_side
+from ..engine.kb.writer import changed_sections, entry_file_path, entry_to_markdown, side_by_side
 
 __all__ = [
     "CHANGED", "REMOVED", "UNCHANGED", "Fingerprint", "check_fingerprints",
@@ -25,7 +25,7 @@ __all__ = [
 
 def answer(question: str, index, settings, deadline: float | None = None) -> dict:
     """The engine's answer object (as a dict) for ``question``, read from ``index``."""
-    from ..engine.ask import ask
+    from ..engine.answer.ask import ask
 
     return ask(question, index, settings, client=OllamaClient(settings), deadline=deadline).as_dict()
 
@@ -35,9 +35,9 @@ def build_index(entries, target, settings, *, kb_path: str, full: bool, progress
 
     Settings → Embeddings: Ollama, the built-in model (loaded in this worker, after the fork),
     or none; the shipped seed in ``kb_path`` spares embedding the sample's sections."""
-    from ..engine.embedders import choose_embedder
-    from ..engine.embedding_seed import load_seed
-    from ..engine.indexer import build_index as engine_build_index
+    from ..engine.index.embedders import choose_embedder
+    from ..engine.index.embedding_seed import load_seed
+    from ..engine.index.indexer import build_index as engine_build_index
 
     embedder, why = choose_embedder(settings, OllamaClient(settings))
     seed = load_seed(kb_path, embedder.cache_key) if embedder is not None else None
@@ -48,8 +48,8 @@ def build_index(entries, target, settings, *, kb_path: str, full: bool, progress
 def failure_text(env, exc: BaseException) -> str:
     """A failure from the engine for the UI: its reason in the user's language (the engine speaks
     German, Odoo translates), then the engine's detail."""
-    from ..engine.deadline import DeadlineExceeded
-    from ..engine.indexer import EmbeddingDimensionMismatch
+    from ..engine.answer.deadline import DeadlineExceeded
+    from ..engine.index.indexer import EmbeddingDimensionMismatch
     from ..engine.ollama import OllamaError, OllamaModelMissing, OllamaTimeout, OllamaUnavailable
 
     _ = env._

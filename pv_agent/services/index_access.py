@@ -5,7 +5,7 @@ Where: the sidecar file (default) or Odoo's own PostgreSQL with pgvector. Two pa
 the one questions read from. Choosing the other store queues a reindex into it; only when that
 run completes does the active store follow, so questions keep using the old store until then
 (and for good, if the run fails). In PostgreSQL the index is a set of ``pv_index_*`` tables in
-Odoo's database, created by the engine (engine/pgstore.py) on the first reindex.
+Odoo's database, created by the engine (engine/index/pg_store.py) on the first reindex.
 
 Plain functions, no models (part of the seam, see services/__init__.py). Everything that opens
 an index goes through ``index_path``/``index_target``, so the tests redirect the sidecar to a
@@ -96,8 +96,8 @@ def check_store(env, store: str) -> None:
     """UserError naming what is missing if ``store`` cannot hold the index (pgvector)."""
     if store != POSTGRESQL:
         return
-    from ..engine.pgstore import connect, require_pgvector
-    from ..engine.store import IndexError_
+    from ..engine.index.pg_store import connect, require_pgvector
+    from ..engine.index.base import IndexError_
 
     try:
         conn = connect(odoo_dsn(env.cr.dbname))
@@ -121,8 +121,8 @@ def index_target(dbname: str, env=None) -> str:
 
 def _open_index(target: str):
     """The index at ``target``, or None if none has been built there yet."""
-    from ..engine.index_target import is_dsn, open_index
-    from ..engine.store import IndexMissing
+    from ..engine.index.target import is_dsn, open_index
+    from ..engine.index.base import IndexMissing
 
     if not is_dsn(target) and not os.path.exists(target):
         return None
@@ -154,7 +154,7 @@ def index_stats(dbname: str, env=None) -> dict | None:
 
     None if there is none yet; ``{"problem": …}`` if it cannot be read.
     """
-    from ..engine.store import IndexError_
+    from ..engine.index.base import IndexError_
 
     try:
         index = _open_index(index_target(dbname, env))

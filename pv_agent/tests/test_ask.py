@@ -121,7 +121,7 @@ class TestAsk(PvAgentCase):
         self.assertEqual(question.state, "done")
 
     def test_failure_leaves_visible_error_and_retry_answers(self):
-        with patch("odoo.addons.pv_agent.engine.ask.ask", side_effect=RuntimeError("Index kaputt")), \
+        with patch("odoo.addons.pv_agent.engine.answer.ask.ask", side_effect=RuntimeError("Index kaputt")), \
                 self.assertLogs("odoo.addons.pv_agent.models.pv_agent_message", "ERROR"):
             question, answer = self.ask_and_run("Wie hoch ist die Geringfügigkeitsgrenze 2026?")
         self.assertEqual(question.state, "error")

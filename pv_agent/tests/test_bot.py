@@ -101,7 +101,7 @@ class TestBotRouting(PvAgentCase):
         channel = self.chat_with_bot(self.clerk)
         channel.with_user(self.clerk).message_post(body="Wie hoch ist die Geringfügigkeitsgrenze 2026?",
                                                    message_type="comment", subtype_xmlid="mail.mt_comment")
-        with patch("odoo.addons.pv_agent.engine.ask.ask", side_effect=RuntimeError("Index kaputt")), \
+        with patch("odoo.addons.pv_agent.engine.answer.ask.ask", side_effect=RuntimeError("Index kaputt")), \
                 self.assertLogs("odoo.addons.pv_agent.models.pv_agent_message", "ERROR"):
             self.run_cron("pv_agent.ir_cron_pv_agent_answer")
         reply = self.bot_posts(channel)

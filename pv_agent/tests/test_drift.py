@@ -4,7 +4,7 @@ import time
 
 from odoo.tests import tagged
 
-from ..engine.retrieve import retrieve
+from ..engine.retrieval.retrieve import retrieve
 from ..engine.drift import fingerprint_of_hit
 from ..services import index_access, odoo_settings
 from .common import PvAgentCase

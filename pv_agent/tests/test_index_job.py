@@ -104,7 +104,7 @@ class TestIndexJob(PvAgentCase):
     def _broken_build(self):
         from unittest.mock import patch
 
-        from ..engine import indexer
+        from ..engine.index import indexer
 
         def boom(*args, **kwargs):
             raise OSError("Platte voll")

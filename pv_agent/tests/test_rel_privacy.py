@@ -14,7 +14,7 @@ from odoo.exceptions import AccessError
 from odoo.service.model import call_kw
 from odoo.tests import new_test_user, tagged
 
-from ..engine import prompts
+from ..engine.answer import prompts
 from .common import PvAgentCase
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."

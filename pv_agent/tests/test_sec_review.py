@@ -199,7 +199,7 @@ class TestSharedThreads(PvAgentCase):
     def test_failure_details_stay_out_of_the_thread(self):
         chat = self.env["discuss.channel"].with_user(self.clerk)._get_or_create_chat([self.bot.id])
         chat.with_user(self.clerk).message_post(body=QUESTION, message_type="comment", subtype_xmlid="mail.mt_comment")
-        with patch("odoo.addons.pv_agent.engine.ask.ask", side_effect=RuntimeError(f"kaputt {self.ollama.url}")), \
+        with patch("odoo.addons.pv_agent.engine.answer.ask.ask", side_effect=RuntimeError(f"kaputt {self.ollama.url}")), \
                 self.assertLogs("odoo.addons.pv_agent.models.pv_agent_message", "ERROR"):
             self.run_cron("pv_agent.ir_cron_pv_agent_answer")
         [post] = self.bot_posts(chat)
@@ -349,7 +349,7 @@ class TestEngineFailuresTranslated(PvAgentCase):
 
         self.import_kb()
         self.reindex()
-        with patch("odoo.addons.pv_agent.engine.ask.ask", side_effect=OllamaUnavailable("Verbindung weg")), \
+        with patch("odoo.addons.pv_agent.engine.answer.ask.ask", side_effect=OllamaUnavailable("Verbindung weg")), \
                 self.assertLogs("odoo.addons.pv_agent.models.pv_agent_message", "ERROR"):
             german = self.ask_as(self.clerk, QUESTION)  # lang de_DE
             english = self.ask_as(self.clerk2, QUESTION)  # lang en_US

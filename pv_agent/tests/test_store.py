@@ -9,7 +9,7 @@ import psycopg2
 from odoo.exceptions import UserError
 from odoo.tests import Form, tagged
 
-from ..engine.retrieve import retrieve
+from ..engine.retrieval.retrieve import retrieve
 from ..services import index_access, odoo_settings
 from .common import PvAgentCase
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import sys
 
-from pv_agent.engine import prompts
-from pv_agent.engine.ask import ask
+from pv_agent.engine.answer import prompts
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.index_target import open_index
-from pv_agent.engine.store import IndexError_
+from pv_agent.engine.index.target import open_index
+from pv_agent.engine.index.base import IndexError_
 
 from ._common import (
     EXIT_USAGE, add_index_argument, duration, elapsed, fail, index_target, print_json, settings, text_argument,

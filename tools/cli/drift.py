@@ -5,8 +5,8 @@ import json
 import time
 
 from pv_agent.engine.drift import CHANGED, REMOVED, check_answers
-from pv_agent.engine.index_target import open_index
-from pv_agent.engine.store import IndexError_
+from pv_agent.engine.index.target import open_index
+from pv_agent.engine.index.base import IndexError_
 
 from ._common import fail, print_json
 

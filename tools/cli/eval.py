@@ -5,14 +5,15 @@ import json
 import sys
 from pathlib import Path
 
-from pv_agent.engine.evaluate import (
+from pv_agent.engine.evaluation.retrieval import (
     GOLDSET_TODAY, K_VALUES, SPLITS, calibrate_relevance, evaluate_retrieval, load_goldset, refusal_report, relevance_rows,
 )
-from pv_agent.engine.evaluate_answers import METRICS, bakeoff_html, evaluate_answers, write_reports
-from pv_agent.engine.embedders import query_embedder
+from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
+from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
+from pv_agent.engine.index.embedders import query_embedder
 from pv_agent.engine.ollama import OllamaClient
-from pv_agent.engine.index_target import open_index
-from pv_agent.engine.store import IndexError_
+from pv_agent.engine.index.target import open_index
+from pv_agent.engine.index.base import IndexError_
 
 from pv_agent.engine.ollama import OllamaError
 
@@ -71,7 +72,7 @@ def run(args) -> int:
             found = calibrate_relevance(rows, cfg)
             report["calibrated"] = found
             cfg = cfg.replace(**found)
-            from pv_agent.engine.gates import supported_by_signals
+            from pv_agent.engine.retrieval.gates import supported_by_signals
 
             for row in rows:
                 row["supported"] = supported_by_signals(row, cfg)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pv_agent.engine.embedders import choose_embedder
-from pv_agent.engine.embedding_seed import load_seed
-from pv_agent.engine.indexer import IndexNotOurs, build_index
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.sqlite_conn import sqlite_module
-from pv_agent.engine.store import IndexError_
+from pv_agent.engine.index.embedders import choose_embedder
+from pv_agent.engine.index.embedding_seed import load_seed
+from pv_agent.engine.index.indexer import IndexNotOurs, build_index
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.index.sqlite_conn import sqlite_module
+from pv_agent.engine.index.base import IndexError_
 
 from ._common import (
     EXIT_BROKEN_ENTRIES, ProgressBar, add_index_argument, add_kb_argument, fail, hint, index_target,

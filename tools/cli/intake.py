@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pv_agent.engine.intake import FAMILY_PREFIX, SECTION_CHARS, IntakeError, IntakeOptions, intake
+from pv_agent.engine.kb.intake import FAMILY_PREFIX, SECTION_CHARS, IntakeError, IntakeOptions, intake
 
 from ._common import add_kb_argument, fail, hint, print_json
 

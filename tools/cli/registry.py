@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.registry import write_registry
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.registry import write_registry
 
 from ._common import add_kb_argument, fail, issue_location, warn
 

@@ -1,11 +1,11 @@
 """``pv-agent retrieve``: the entries the retrieval finds for a question (no language model)."""
 from __future__ import annotations
 
-from pv_agent.engine.embedders import query_embedder
-from pv_agent.engine.retrieve import retrieve
-from pv_agent.engine.index_target import open_index
-from pv_agent.engine.store import IndexError_
-from pv_agent.engine.timeframe import asked_year
+from pv_agent.engine.index.embedders import query_embedder
+from pv_agent.engine.retrieval.retrieve import retrieve
+from pv_agent.engine.index.target import open_index
+from pv_agent.engine.index.base import IndexError_
+from pv_agent.engine.retrieval.timeframe import asked_year
 from pv_agent.engine.types import SOURCE_FAMILIES
 
 from ._common import EXIT_USAGE, add_index_argument, fail, hint, index_target, print_json, settings, text_argument

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pv_agent.engine.chunker import chunk_entry
-from pv_agent.engine.embedders import BuiltinEmbedder, builtin_importable
-from pv_agent.engine.embedding_seed import load_seed, write_seed
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.store import pack_vector
+from pv_agent.engine.kb.chunker import chunk_entry
+from pv_agent.engine.index.embedders import BuiltinEmbedder, builtin_importable
+from pv_agent.engine.index.embedding_seed import load_seed, write_seed
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.index.base import pack_vector
 
 from ._common import ProgressBar, add_kb_argument, fail, settings
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pv_agent.engine.loader import load_knowledge_base
-from pv_agent.engine.registry import check_registry
+from pv_agent.engine.kb.loader import load_knowledge_base
+from pv_agent.engine.kb.registry import check_registry
 
 from ._common import add_kb_argument, issue_location, print_json
 

@@ -17,7 +17,7 @@ import frontmatter
 import yaml
 
 from . import markdown
-from .types import BRIEFING_SECTIONS, SECTION_SUMMARY, SOURCE_FAMILIES, Entry, LoadIssue, LoadResult
+from ..types import BRIEFING_SECTIONS, SECTION_SUMMARY, SOURCE_FAMILIES, Entry, LoadIssue, LoadResult
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 STAND_PATTERN = re.compile(r"^(\d{4})-(\d{2})$")

@@ -12,18 +12,18 @@ import time
 from datetime import date
 
 from . import prompts
-from .answer import Answer
-from .config import Settings
+from .result import Answer
+from ..config import Settings
 from .context import Context, build_context
 from .deadline import DeadlineExceeded, bounded
-from .drift import fingerprints_shown, key_value_fingerprints
-from .embedders import query_embedder
-from .gates import nothing_relevant, off_topic_reason, supported
+from ..drift import fingerprints_shown, key_value_fingerprints
+from ..index.embedders import query_embedder
+from ..retrieval.gates import nothing_relevant, off_topic_reason, supported
 from .generate import Generation, generate
-from .ollama import OllamaClient, OllamaError
-from .planner import Plan, plan
-from .retrieve import retrieve
-from .types import SECTION_KEY_VALUES, Hit, RetrievalResult
+from ..ollama import OllamaClient, OllamaError
+from ..retrieval.planner import Plan, plan
+from ..retrieval.retrieve import retrieve
+from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
 from .verify import REASONS, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 
@@ -73,10 +73,45 @@ def ask(
     reason = off_topic_reason(question)
     if reason:
         return Answer(state="off_topic", answer=prompts.text("off_topic"), notice=reason, timings=run.finish(), **base)
+    the_plan = _plan_question(question, now, run)
+    retrieval, similarity = _retrieve_step(index, the_plan, settings, client, embedder, similarity, run, base)
+    if nothing_relevant(retrieval, settings):
+        return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), **base)
+    entries, system, user_question, context = _context_step(index, retrieval, the_plan, question, settings)
 
+    def exists(entry_id: str) -> bool:
+        return entry_id in entries or index.entry(entry_id) is not None
+
+    def check_draft(content: str) -> Verification:
+        return _verify(content, context, exists, run, question=question, similarity=similarity)
+
+    try:
+        messages, gen = _generate_step(client, settings, the_plan, system, context, user_question, run)
+    except OllamaError as exc:
+        return _without_model(retrieval, exc, run, base, settings)
+    if gen is None:  # a survey whose blocks had nothing relevant
+        return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), llm_calls=run.llm_calls, **base)
+    check = check_draft(gen.content)
+    if _is_refusal(gen.content):
+        return _final("refused", prompts.REFUSAL, check, context, entries, run, base)
+    if check.ok and not gen.truncated:
+        return _final("answered", gen.content, check, context, entries, run, base)
+    return _regenerate_and_decide(client, settings, messages, gen, check, check_draft, retrieval, context, entries, run, base)
+
+
+# -- the steps of ask() ---------------------------------------------------------------------
+def _plan_question(question: str, now: date | None, run: _Run) -> Plan:
+    """Sub-queries and years; ``run.year`` is the one year asked about, today's when none is named."""
     the_plan = plan(question, now=now)
     today = now or date.today()
     run.year = the_plan.years[0] if len(the_plan.years) == 1 else (None if the_plan.years else today.year)
+    return the_plan
+
+
+def _retrieve_step(index, the_plan: Plan, settings: Settings, client, embedder, similarity, run: _Run, base: dict):
+    """Retrieval for every sub-query with the query embedder that fits the index; records the hits,
+    their key-value fingerprints and the retrieval facts of the answer in ``run`` and ``base``.
+    Returns the merged result and the claim-similarity function to verify with."""
     started = time.monotonic()
     why = ""
     if embedder is None:
@@ -95,9 +130,11 @@ def ask(
         retrieved=[{"id": h.entry_id, "score": round(h.score, 6)} for h in retrieval.hits],
         models={"chat": settings.chat_model, "embed": index.embed_model if retrieval.mode == "hybrid" else None},
     )
-    if nothing_relevant(retrieval, settings):
-        return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), **base)
+    return retrieval, similarity
 
+
+def _context_step(index, retrieval: RetrievalResult, the_plan: Plan, question: str, settings: Settings):
+    """The retrieved entries, the system prompt, the question as the model sees it and the context."""
     entries = index.entries_by_id(retrieval.ids)
     system = prompts.system_prompt()
     user_question = _with_year_hint(question, the_plan)
@@ -105,35 +142,37 @@ def ask(
         retrieval.hits, settings, system_chars=len(system), question=user_question,
         bodies={i: e.body for i, e in entries.items()},
     )
+    return entries, system, user_question, context
 
-    def exists(entry_id: str) -> bool:
-        return entry_id in entries or index.entry(entry_id) is not None
 
-    def check_draft(content: str) -> Verification:
-        return _verify(content, context, exists, run, question=question, similarity=similarity)
+def _generate_step(client, settings: Settings, the_plan: Plan, system: str, context: Context, user_question: str,
+                   run: _Run) -> tuple[list[dict] | None, Generation | None]:
+    """The first draft (a survey distils each block first); ``(None, None)`` when a survey's blocks
+    had nothing relevant. Ollama errors propagate."""
+    if the_plan.kind == "survey":
+        messages = _map_reduce(client, settings, system, context, user_question, run)
+        if messages is None:
+            return None, None
+    else:
+        messages = _messages(system, context, user_question)
+    return messages, run.add_generation(generate(client, messages, settings))
 
-    try:
-        if the_plan.kind == "survey":
-            messages = _map_reduce(client, settings, system, context, user_question, run)
-            if messages is None:
-                return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), llm_calls=run.llm_calls, **base)
-        else:
-            messages = _messages(system, context, user_question)
-        gen = run.add_generation(generate(client, messages, settings))
-    except OllamaError as exc:
-        if not supported(retrieval, settings):
-            return _refused_with_related(retrieval.hits, exc, run, base, settings.sources_only_entries)
-        return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
 
-    first, check = gen, check_draft(gen.content)
-    if _is_refusal(gen.content):
-        return _final("refused", prompts.REFUSAL, check, context, entries, run, base)
-    if check.ok and not gen.truncated:
-        return _final("answered", gen.content, check, context, entries, run, base)
+def _without_model(retrieval: RetrievalResult, exc: OllamaError, run: _Run, base: dict, settings: Settings) -> Answer:
+    """No first draft: the best entries' key values (``sources_only``), or a refusal naming related
+    entries when retrieval did not support an answer."""
+    if not supported(retrieval, settings):
+        return _refused_with_related(retrieval.hits, exc, run, base, settings.sources_only_entries)
+    return _sources_only(retrieval.hits, exc, run, base, settings.sources_only_entries)
 
+
+def _regenerate_and_decide(client, settings: Settings, messages: list[dict], first: Generation, check: Verification,
+                           check_draft, retrieval: RetrievalResult, context: Context, entries, run: _Run,
+                           base: dict) -> Answer:
+    """One regeneration naming what the verifier found, then the final state."""
     retry_messages = messages + [
-        {"role": "assistant", "content": gen.content},
-        {"role": "user", "content": regeneration_instruction(check, context, truncated=gen.truncated)},
+        {"role": "assistant", "content": first.content},
+        {"role": "user", "content": regeneration_instruction(check, context, truncated=first.truncated)},
     ]
     try:
         gen = run.add_generation(generate(client, retry_messages, settings))

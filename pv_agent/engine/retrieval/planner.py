@@ -40,7 +40,6 @@ class Plan:
     kind: str  # "simple" | "complex" | "survey"
     queries: list[SubQuery]
     years: list[int] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "queries": [q.as_dict() for q in self.queries], "years": self.years}
@@ -55,28 +54,24 @@ def plan(question: str, *, now: date | None = None) -> Plan:
     base_text = f"{q} {year}" if relative and year else q
 
     if _SURVEY.search(q):
-        return Plan("survey", [SubQuery(base_text, year, None)], years, ["survey"])
+        return Plan("survey", [SubQuery(base_text, year, None)], years)
 
-    reasons: list[str] = []
     queries: list[SubQuery] = []
     parts = [p.strip() + "?" for p in q.split("?") if p.strip()] if q.count("?") > 1 else []
     if len(parts) > 1:
-        reasons.append("mehrere Fragen")
         for part in parts[:MAX_QUERIES]:
             part_years, _ = years_asked(part, today)
             queries.append(SubQuery(part, part_years[0] if len(part_years) == 1 else year, None))
     elif len(years) > 1:
-        reasons.append("mehrere Jahre")
         stripped = re.sub(r"\s{2,}", " ", _YEAR.sub("", q)).strip()
         for y in years[:MAX_QUERIES]:
             queries.append(SubQuery(f"{stripped} {y}".strip(), y, None))
     if scopes:
-        reasons.append("Quellenart genannt")
         if not queries:
             queries.append(SubQuery(base_text, year, None))
         if len(queries) < MAX_QUERIES:
             queries.append(SubQuery(base_text, year, scopes))
     if not queries:
         kind = "complex" if _COMPARE.search(q) else "simple"
-        return Plan(kind, [SubQuery(base_text, year, None)], years, ["Vergleich"] if kind == "complex" else [])
-    return Plan("complex", queries, years, reasons)
+        return Plan(kind, [SubQuery(base_text, year, None)], years)
+    return Plan("complex", queries, years)

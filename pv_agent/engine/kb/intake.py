@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .loader import STAND_PATTERN, TOPIC_PATTERN, parse_entry_text
-from .types import SECTION_SUMMARY
+from ..types import SECTION_SUMMARY
 
 FAMILY_PREFIX = {"gesetz": "ris", "kv": "kv", "rechtsprechung": "rj"}
 # Statutes and decisions taken from their official publication are official texts; a collective

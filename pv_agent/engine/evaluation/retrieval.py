@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from .retrieve import retrieve
-from .timeframe import asked_year
+from ..retrieval.retrieve import retrieve
+from ..retrieval.timeframe import asked_year
 
 KINDS = ("answer", "refuse", "conflict", "survey", "clarify")
 K_VALUES = (1, 3, 8)
@@ -137,9 +137,9 @@ REFUSAL_GROUPS = ("uncovered", "covered", "other_refuse")
 
 def relevance_rows(index, questions: list[GoldQuestion], settings, embedder=None, today: date | None = None) -> list[dict]:
     """Per question: the signals of gates.supported on the retrieval ``ask`` does (plan, sub-queries)."""
-    from .ask import _retrieve
-    from .gates import relevance_signals, supported
-    from .planner import plan
+    from ..answer.ask import _retrieve
+    from ..retrieval.gates import relevance_signals, supported
+    from ..retrieval.planner import plan
 
     today = today or GOLDSET_TODAY
     rows = []
@@ -188,7 +188,7 @@ def calibrate_relevance(rows: list[dict], settings, max_wrong: float = 0.05) -> 
     """Thresholds of gates.supported for the rows' mode, from the CALIBRATION half only: the
     most uncovered questions refused with at most ``max_wrong`` of the covered ones refused
     (ties: fewer wrong refusals, then the least strict values). Rows from ``relevance_rows``."""
-    from .gates import supported_by_signals
+    from ..retrieval.gates import supported_by_signals
 
     mode = "hybrid" if any(r["dense_z"] is not None for r in rows) else "lexical"
     grid = CALIBRATION_GRID[mode]

@@ -24,9 +24,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import figures as fg
-from . import markdown as md
+from ..kb import markdown as md
 from .context import Context, ContextBlock
-from .textnorm import STOPWORDS, fold, tokens
+from ..textnorm import STOPWORDS, fold, tokens
 
 _ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 _CITATION = re.compile(rf"\[\s*(?:⚠\s*)?({_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*)\s*\](?!\()")

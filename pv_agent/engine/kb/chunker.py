@@ -12,7 +12,7 @@ import hashlib
 
 from . import markdown
 from .loader import h2_headings
-from .types import SECTION_KEY_VALUES, SECTION_REFERENCES, Chunk, Entry
+from ..types import SECTION_KEY_VALUES, SECTION_REFERENCES, Chunk, Entry
 
 PREAMBLE = "Einleitung"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from .config import Settings
-from .textnorm import fold, query_terms
-from .types import RetrievalResult
+from ..config import Settings
+from ..textnorm import fold, query_terms
+from ..types import RetrievalResult
 
 DEFAULTS = Settings()
 

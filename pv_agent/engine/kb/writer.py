@@ -12,7 +12,7 @@ import json
 import re
 
 from .loader import ID_PATTERN, h2_headings
-from .types import Entry
+from ..types import Entry
 
 # Unquoted in the repository's files: ids, the Stand, the cluster and the source family.
 _PLAIN = re.compile(r"^[a-z0-9][a-z0-9-]*$")

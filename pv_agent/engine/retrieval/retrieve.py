@@ -13,12 +13,13 @@ import statistics
 import time
 from collections import defaultdict
 
-from .config import Settings
-from .embedders import OllamaEmbedder, as_embedder, index_embedder_kind
-from .ollama import OllamaClient, OllamaError
-from .store import ChunkRow, SidecarIndex
-from .textnorm import index_text, query_terms, stem, tokens
-from .types import Hit, QueryTerm, RetrievalResult
+from ..config import Settings
+from ..index.embedders import OllamaEmbedder, as_embedder, index_embedder_kind
+from ..ollama import OllamaClient, OllamaError
+from ..index.base import ChunkRow
+from ..index.sqlite_store import SidecarIndex
+from ..textnorm import index_text, query_terms, stem, tokens
+from ..types import Hit, QueryTerm, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
 # ("ersatzleistung" → "urlaubsersatzleistung"); the most frequent ones win.

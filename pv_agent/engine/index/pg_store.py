@@ -1,7 +1,7 @@
 """The PostgreSQL + pgvector store: the same index as the sidecar, in a database that several
 Odoo servers share (design.md §8). This module owns every SQL string of that store.
 
-``PgIndex`` is the read side (the ``IndexReader`` protocol of store.py); ``PgTarget`` and
+``PgIndex`` is the read side (the ``IndexReader`` protocol of base.py); ``PgTarget`` and
 ``PgWriter`` are the write side used by indexer.build_index when its target is a DSN.
 
 Layout (all names start with ``pv_index_``, so they never meet Odoo's model tables):
@@ -27,17 +27,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections import Counter
 from datetime import datetime, timezone
 
-from .store import (
+from ..textnorm import index_text
+from ..types import Chunk, Entry, QueryTerm
+from .base import (
     SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMissing, _ENTRY_COLUMNS, _entry_from_row,
     IndexMetaMixin, query_phrases, unpack_vector,
 )
-from .textnorm import index_text
-from .types import Chunk, Entry, QueryTerm
 
-# FTS5's bm25() constants and the sidecar's column weights (store.SidecarIndex.lexical_search).
+# FTS5's bm25() constants and the sidecar's column weights (sqlite_store.SidecarIndex.lexical_search).
 BM25_K1 = 1.2
 BM25_B = 0.75
 HEAD_WEIGHT = 2
@@ -69,15 +70,18 @@ def _driver():
     return psycopg2
 
 
+def describe_dsn(dsn: str) -> str:
+    """The DSN for messages and reports, without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", dsn)
+
+
 def connect(dsn: str):
     """A psycopg2 connection, or IndexUnreachable naming the target (without its password)."""
-    from .index_target import describe
-
     psycopg2 = _driver()
     try:
         return psycopg2.connect(dsn, application_name="pv_agent")
     except psycopg2.Error as exc:
-        raise IndexUnreachable(f"PostgreSQL {describe(dsn)} ist nicht erreichbar ({str(exc).strip()}).") from exc
+        raise IndexUnreachable(f"PostgreSQL {describe_dsn(dsn)} ist nicht erreichbar ({str(exc).strip()}).") from exc
 
 
 def require_pgvector(conn) -> str:
@@ -182,9 +186,7 @@ class PgIndex(IndexMetaMixin):
         self._connect()
         if not self._load_state():
             self.close()
-            from .index_target import describe
-
-            raise IndexMissing(f"Index in PostgreSQL {describe(dsn)} fehlt – bitte zuerst indizieren (tools/pv-agent index).")
+            raise IndexMissing(f"Index in PostgreSQL {describe_dsn(dsn)} fehlt – bitte zuerst indizieren (tools/pv-agent index).")
 
     @classmethod
     def open(cls, dsn: str) -> "PgIndex":
@@ -243,8 +245,6 @@ class PgIndex(IndexMetaMixin):
 
     # -- metadata ---------------------------------------------------------------------
     def stats(self) -> dict:
-        from .index_target import describe
-
         t = self._t
         entries = self._query(f"SELECT count(*) FROM {t['entries']}")[0][0]
         chunks, vectors = self._query(f"SELECT count(*), count(*) FILTER (WHERE has_vector) FROM {t['chunks']}")[0]
@@ -252,7 +252,7 @@ class PgIndex(IndexMetaMixin):
             "SELECT sum(pg_total_relation_size(to_regclass(name))) FROM unnest(%s::text[]) AS name", (list(t.values()),)
         )[0][0]
         return {
-            "path": describe(self.dsn),
+            "path": describe_dsn(self.dsn),
             "store": "postgresql",
             "build": self.build,
             "entries": entries,
@@ -400,10 +400,8 @@ class PgTarget:
     lock while ``exclusive()`` runs, so two Odoo servers never build at the same time."""
 
     def __init__(self, dsn: str):
-        from .index_target import describe
-
         self.dsn = dsn
-        self.name = describe(dsn)
+        self.name = describe_dsn(dsn)
         self.conn = connect(dsn)
 
     @contextlib.contextmanager
@@ -502,7 +500,7 @@ class PgTarget:
 
 class PgWriter:
     """Write side on one build: a new one (full build) or the live one (in-place update).
-    The methods are those of store.SidecarWriter; nothing is visible to readers before
+    The methods are those of sqlite_store.SidecarWriter; nothing is visible to readers before
     ``commit()`` of an update or ``PgTarget.publish`` of a new build."""
 
     def __init__(self, target: PgTarget, build: int, meta: dict, *, live: bool):
@@ -556,10 +554,6 @@ class PgWriter:
     # entries and chunks
     def entry_hashes(self) -> dict[str, str]:
         return dict(self._execute(f"SELECT id, content_hash FROM {self._t['entries']}"))
-
-    def chunk_hashes(self, entry_ids) -> set[str]:
-        rows = self._execute(f"SELECT content_hash FROM {self._t['chunks']} WHERE entry_id = ANY(%s)", (list(entry_ids),))
-        return {r[0] for r in rows}
 
     def insert_entry(self, entry: Entry, chunks: list[Chunk], vectors: dict[str, bytes]) -> int:
         """Insert an entry with its chunks; ``vectors`` maps content hash → packed vector."""

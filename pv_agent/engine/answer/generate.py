@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .config import Settings
-from .ollama import ChatResult, OllamaClient
+from ..config import Settings
+from ..ollama import ChatResult, OllamaClient
 
 
 @dataclass
@@ -18,27 +18,21 @@ class Generation:
     calls: int  # chat requests sent (2 when retried for length)
     truncated: bool  # still cut for length after the retry
 
-    @property
-    def retried_for_length(self) -> bool:
-        return self.calls > 1
-
 
 def generate(
     client: OllamaClient,
     messages: list[dict],
     settings: Settings,
-    *,
-    format: dict | None = None,
 ) -> Generation:
     """Send ``messages``; if the reply is cut for length, send them once more with twice the budget.
 
     Ollama errors (``OllamaError`` and subclasses) propagate: the caller decides what the clerk sees.
     """
     started = time.monotonic()
-    result: ChatResult = client.chat(messages, num_predict=settings.num_predict, format=format)
+    result: ChatResult = client.chat(messages, num_predict=settings.num_predict)
     calls = 1
     if result.done_reason == "length":
-        result = client.chat(messages, num_predict=2 * settings.num_predict, format=format)
+        result = client.chat(messages, num_predict=2 * settings.num_predict)
         calls = 2
     return Generation(
         content=result.content,

@@ -7,7 +7,6 @@ so the default install needs no database driver.
 from __future__ import annotations
 
 import os
-import re
 
 DSN_PREFIXES = ("postgresql://", "postgres://")
 
@@ -19,10 +18,11 @@ def is_dsn(target) -> bool:
 def open_index(target):
     """The open, readable index at ``target`` (IndexMissing / IndexCorrupt / … if there is none)."""
     if is_dsn(target):
-        from .pgstore import PgIndex
+        from .pg_store import PgIndex
 
         return PgIndex.open(str(target))
-    from .store import IndexCorrupt, SidecarIndex
+    from .base import IndexCorrupt
+    from .sqlite_store import SidecarIndex
 
     if os.path.exists(target) and not os.path.isfile(target):  # a FIFO would block the open
         raise IndexCorrupt(f"Index {target} ist keine normale Datei (Ordner, Gerät oder FIFO) – kein PV-Agent-Index.")
@@ -31,4 +31,8 @@ def open_index(target):
 
 def describe(target) -> str:
     """The target for messages and reports: a DSN without its password."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(target)) if is_dsn(target) else str(target)
+    if is_dsn(target):
+        from .pg_store import describe_dsn
+
+        return describe_dsn(str(target))
+    return str(target)

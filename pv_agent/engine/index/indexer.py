@@ -1,4 +1,4 @@
-"""Build or update the index from entries: the sidecar file, or PostgreSQL (pgstore.py) when
+"""Build or update the index from entries: the sidecar file, or PostgreSQL (pg_store.py) when
 the target is a DSN. The steps below are the same for both; each store does them its way.
 
 * Full build: a new file next to the old one, swapped in with ``os.replace`` (PostgreSQL: new
@@ -26,14 +26,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .chunker import chunk_entry
-from .config import Settings
+from ..kb.chunker import chunk_entry
+from ..config import Settings
 from .embedders import as_embedder
-from .index_target import is_dsn, open_index
-from .ollama import OllamaError
+from .target import is_dsn, open_index
+from ..ollama import OllamaError
 from .sqlite_conn import sqlite_module
-from .store import IndexCorrupt, IndexError_, SidecarIndex, SidecarWriter, is_sidecar_file, pack_vector
-from .types import Chunk, Entry
+from .base import IndexCorrupt, IndexError_, pack_vector
+from .sqlite_store import SidecarIndex, SidecarWriter, is_sidecar_file
+from ..types import Chunk, Entry
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -92,7 +93,7 @@ def build_index(
     notice: str = "",
 ) -> IndexReport:
     """Build or update the index at ``target``: a sidecar file path or a PostgreSQL DSN
-    (``postgresql://…``, see pgstore.py). ``embedder``: an Embedder, an OllamaClient or None
+    (``postgresql://…``, see pg_store.py). ``embedder``: an Embedder, an OllamaClient or None
     (lexical; ``notice`` says why). ``seed``: content hash → vector of ``embedder``'s model.
 
     ``broken``: ids of entries whose files failed to load; each keeps its last good version
@@ -188,7 +189,7 @@ def _last_good_versions(target, ids: set[str]) -> list[Entry]:
 
 def _store_for(target, force: bool = False):
     if is_dsn(target):
-        from .pgstore import PgTarget
+        from .pg_store import PgTarget
 
         return PgTarget(str(target))
     return SidecarTarget(str(target), force=force)

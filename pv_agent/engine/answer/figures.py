@@ -353,7 +353,7 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
     """Every figure of a block's text as a fact in its row, column and year. Tables: a cell
     with its row label (first cell), column header and the table's caption; list items and
     prose: per sentence, per clause, with "Label:" prefixes kept as context."""
-    from . import markdown as md  # the one markdown parse
+    from ..kb import markdown as md  # the one markdown parse
 
     facts: list[Fact] = []
     if stand:
@@ -381,7 +381,7 @@ _NODE_CACHE = 16384
 
 @lru_cache(maxsize=_NODE_CACHE)
 def _table_header(entry_id: str, title: str, header: tuple) -> tuple[list[str], list[list[Figure]]]:
-    from . import markdown as md
+    from ..kb import markdown as md
 
     cells = [md.plain(c) for c in header]
     return cells, [extract(c) for c in cells]
@@ -403,7 +403,7 @@ def _table_header_facts(entry_id: str, title: str, header: tuple) -> tuple[Fact,
 
 @lru_cache(maxsize=_NODE_CACHE)
 def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tuple[Fact, ...]:
-    from . import markdown as md
+    from ..kb import markdown as md
 
     cells, header_figs = _table_header(entry_id, title, header)
     caption = cells[0] if cells else ""
@@ -433,7 +433,7 @@ def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tu
 def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, ...]:
     """Facts of a paragraph, list item or heading: per sentence, per clause, with "Label:"
     prefixes kept as context."""
-    from . import markdown as md
+    from ..kb import markdown as md
 
     where = "item" if kind == "item" else "prose"
     facts: list[Fact] = []

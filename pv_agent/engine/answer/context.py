@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import markdown
-from .config import Settings
-from .types import SECTION_SUMMARY, Hit
+from ..kb import markdown
+from ..config import Settings
+from ..types import SECTION_SUMMARY, Hit
 
 CHARS_PER_TOKEN = 3  # German text with bge/qwen tokenizers: ~3.5–4; 3 keeps a margin
 MIN_BLOCK_CHARS = 400  # a cut block shorter than this is not worth showing

@@ -9,7 +9,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from .types import Entry, LoadIssue, LoadResult
+from ..types import Entry, LoadIssue, LoadResult
 
 REGISTRY_FILE = "kb.json"
 INDEX_FILE = "INDEX.md"

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from .textnorm import fold
+from ..textnorm import fold
 
 _YEAR = re.compile(r"(?<![\d.,])(20[0-9]{2})(?![\d.,]\d)")
 # Patterns are matched against folded text: "nächstes" folds to "nachstes" ("heuer" and
@@ -55,6 +55,3 @@ def asked_year(question: str, today: date | None = None) -> Timeframe:
         return Timeframe(max(years), True)
     return Timeframe(today.year, False)
 
-
-def stand_year(stand: str) -> int:
-    return int(stand[:4])

@@ -1,0 +1,1 @@
+"""From hits to an answer: context, prompts, generation, verification, the ask() pipeline."""

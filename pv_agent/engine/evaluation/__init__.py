@@ -1,0 +1,1 @@
+"""Measuring: retrieval metrics and answer metrics on the goldset, the HTML report."""

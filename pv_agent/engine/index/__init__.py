@@ -1,0 +1,1 @@
+"""The search index: reader interface, SQLite sidecar and PostgreSQL stores, embedders, indexer."""
