@@ -4,6 +4,9 @@ gates (off-topic) → plan → retrieve (per sub-query) → gate (nothing releva
 generate (map-reduce for surveys) → verify → one regeneration with a sharper instruction
 naming what was wrong → state. No language model reachable → the best entries' key values,
 labelled as not an answer (``sources_only``).
+
+About 400 lines: ``ask()`` itself is the pipeline in named steps; the rest are those steps
+and the answer objects of each final state, which belong to no other stage.
 """
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ the target is a DSN. The steps below are the same for both; each store does them
 * The embedder (embedders.py: Ollama or the built-in model) is recorded in the metadata with
   its model and dimension; another embedder than the index's means a full build, never mixed
   vectors. ``seed`` (embedding_seed.py) fills the cache before anything is embedded.
+
+Over 400 lines because the cases above (full build, update, lexical upgrade, broken entries,
+path safety, embedder changes) are one decision about the same index; each is a small function.
 """
 from __future__ import annotations
 

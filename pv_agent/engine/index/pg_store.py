@@ -22,6 +22,9 @@ decided (20 ms more per question at 16k chunks). The ``tsvector`` column (GIN-in
 the same words for PostgreSQL's own full-text search and gives ``folded_words_of_entries``.
 The words are those of ``textnorm.index_text``, exactly as the sidecar stores them, so
 ä/ae/a and ß/ss match the same way in both stores.
+
+Over 400 lines on purpose, like sqlite_store.py: schema, reader and writer of one store stay
+together, so every SQL string of PostgreSQL is read next to the table it touches.
 """
 from __future__ import annotations
 

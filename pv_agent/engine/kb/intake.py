@@ -12,6 +12,9 @@ kept in ``source_ref``.
 
 Rendering is deterministic, so a re-run writes nothing that did not change; an existing file
 that came from another source (other ``source_ref``) is never overwritten.
+
+Over 400 lines because three input formats (text, markdown, HTML) each need their own
+reader before the shared rendering; they are small functions, kept in the one intake stage.
 """
 from __future__ import annotations
 
