@@ -48,9 +48,9 @@ def imported_modules(source: str, module: str, is_package: bool = False) -> set[
     return found
 
 
-def layer_graph() -> dict[str, set[str]]:
-    """Module → the modules of models/ and services/ it imports."""
-    files = {module_name(p): p for layer in LAYERS for p in sorted((ADDON / layer).glob("*.py"))}
+def import_graph(paths) -> dict[str, set[str]]:
+    """Module → the modules among ``paths`` it imports."""
+    files = {module_name(p): p for p in paths}
     graph = {}
     for module, path in files.items():
         imports = imported_modules(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
@@ -61,16 +61,14 @@ def layer_graph() -> dict[str, set[str]]:
     return graph
 
 
+def layer_graph() -> dict[str, set[str]]:
+    """Module → the modules of models/ and services/ it imports."""
+    return import_graph([p for layer in LAYERS for p in sorted((ADDON / layer).glob("*.py"))])
+
+
 def engine_graph() -> dict[str, set[str]]:
     """Module → the engine modules it imports (every file under pv_agent/engine, any depth)."""
-    files = {module_name(p): p for p in sorted((ADDON / "engine").rglob("*.py"))}
-    graph = {}
-    for module, path in files.items():
-        imports = imported_modules(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
-        inner = {m for m in imports if m in files and m != module}
-        graph[module] = {m for m in inner if not (files[m].name == "__init__.py"
-                                                   and any(o.startswith(m + ".") for o in inner))}
-    return graph
+    return import_graph(sorted((ADDON / "engine").rglob("*.py")))
 
 
 def stage_of(module: str) -> str:
