@@ -7,7 +7,7 @@ Re-measure (after the knowledge base or the goldset grew):
     PV_AGENT_EMBEDDER=builtin tools/pv-agent index --full --index /tmp/hyb.db
     tools/pv-agent eval --index /tmp/lex.db --refusals
     tools/pv-agent eval --index /tmp/hyb.db --refusals
-and set the floors below a little under the new figures (docs/retrieval.md keeps the table).
+and set the floors below (whole goldset and per half) a little under the new figures (docs/retrieval.md keeps the table).
 """
 from __future__ import annotations
 
@@ -29,14 +29,20 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_KB = ROOT / "wissensbasis"
 GOLDSET = SAMPLE_KB / "goldset.yaml"
 
-# Measured on 2026-12-01 on the merged knowledge base (222 entries, 180 goldset questions, seed
-# refreshed): lexical R@8 0.917, MRR 0.765; hybrid R@8 0.969, MRR 0.846; held-out uncovered
-# refused 0.833 (lexical, the sample's thresholds) / 0.625 (hybrid, calibrated at <= 5 % on the
-# calibration half), held-out covered wrongly refused 0.167 / 0.045. Floors leave a margin of
-# about 2–4 questions.
+# Measured on 2026-12-01 on the merged knowledge base (222 entries, 180 goldset questions, 128
+# with expected entries; query glosses in, see docs/retrieval.md): lexical R@8 0.921, MRR 0.765
+# (calibration half 0.933 / 0.792, held-out 0.909 / 0.740); hybrid R@8 0.971, MRR 0.854
+# (calibration 0.957 / 0.859, held-out 0.985 / 0.848); held-out uncovered refused 0.833
+# (lexical, the sample's thresholds) / 0.625 (hybrid, calibrated at <= 5 % on the calibration
+# half), held-out covered wrongly refused 0.167 / 0.045. Floors leave a margin of about one to
+# two questions (whole goldset) or one to two questions per half.
 FLOORS = {
-    "lexical": {"recall@8": 0.89, "mrr": 0.73, "heldout_refused": 0.75, "heldout_wrongly_refused_max": 0.22},
-    "hybrid": {"recall@8": 0.95, "mrr": 0.81, "heldout_refused": 0.54, "heldout_wrongly_refused_max": 0.09},
+    "lexical": {"recall@8": 0.91, "mrr": 0.75, "heldout_refused": 0.75, "heldout_wrongly_refused_max": 0.22},
+    "hybrid": {"recall@8": 0.96, "mrr": 0.84, "heldout_refused": 0.54, "heldout_wrongly_refused_max": 0.09},
+}
+FLOORS_PER_HALF = {
+    "lexical": {"calibration": {"recall@8": 0.91, "mrr": 0.77}, "heldout": {"recall@8": 0.89, "mrr": 0.72}},
+    "hybrid": {"calibration": {"recall@8": 0.94, "mrr": 0.84}, "heldout": {"recall@8": 0.96, "mrr": 0.83}},
 }
 
 
@@ -82,6 +88,17 @@ def test_retrieval_floor(measured, mode):
     overall, floor = retrieval["overall"], FLOORS[mode]
     assert retrieval["mode"] == mode
     assert overall["recall@8"] >= floor["recall@8"] and overall["mrr"] >= floor["mrr"], (mode, overall)
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_retrieval_floor_per_half(measured, mode):
+    """Each half on its own: a gain on the half the ranking was tuned on (calibration) must not
+    hide a loss on the other."""
+    retrieval, _ = measured[mode]
+    for half, floor in FLOORS_PER_HALF[mode].items():
+        summary = retrieval["per_split"][half]
+        assert summary["n"] >= 60, (half, summary)
+        assert summary["recall@8"] >= floor["recall@8"] and summary["mrr"] >= floor["mrr"], (mode, half, summary)
 
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])

@@ -100,3 +100,96 @@ def query_terms(question: str, limit: int = 24) -> list[str]:
         if len(seen) >= limit:
             break
     return seen
+
+
+
+# -- query glosses -------------------------------------------------------------------------
+# Words a clerk types for which the knowledge base's entries use others: payroll
+# abbreviations, fractions written with digits, towns where a Bundesland decides the rate.
+# The embedding model reads the question with each one's long form in parentheses ("Wieviel
+# FBP (Familienbonus) bekommt ein MA (Mitarbeiter)?"): a small multilingual model knows neither
+# "FBP" nor that "1/6" is the "Jahressechstel". BM25 gets only the Bundesland: the
+# abbreviations mostly stand in the entries themselves, and searching their long forms too
+# (tried, one group per abbreviation) changed nothing but a few ranks down.
+# Keys are matched as written where the abbreviation is also an ordinary word ("MA":
+# Mitarbeiter, "ma": dialect for "wir"; "AN" and "an"), otherwise case-insensitively.
+ABBREVIATIONS: dict[str, str] = {
+    "MA": "Mitarbeiter",
+    "AN": "Arbeitnehmer",
+    "AG": "Arbeitgeber",
+    "dn": "Dienstnehmer",
+    "dg": "Dienstgeber",
+    "dv": "Dienstverhältnis",
+    "lst": "Lohnsteuer",
+    "est": "Einkommensteuer",
+    "sv": "Sozialversicherung",
+    "uv": "Unfallversicherung",
+    "alv": "Arbeitslosenversicherung",
+    "kv": "Kollektivvertrag",
+    "db": "Dienstgeberbeitrag",
+    "kommst": "Kommunalsteuer",
+    "fbp": "Familienbonus Plus",
+    "fabo": "Familienbonus Plus",
+    "avab": "Alleinverdienerabsetzbetrag",
+    "aeab": "Alleinerzieherabsetzbetrag",
+    "atz": "Altersteilzeit",
+    "uel": "Urlaubsersatzleistung",
+    "efz": "Entgeltfortzahlung",
+    "hbgl": "Höchstbeitragsgrundlage",
+    "bv": "betriebliche Vorsorge",
+    "bvk": "Vorsorgekasse",
+    "mvk": "Vorsorgekasse",
+    "sz": "Sonderzahlung",
+    "uz": "Urlaubszuschuss",
+    "wr": "Weihnachtsremuneration",
+    "ust": "Überstunden",
+    "km": "Kilometer",
+    "kfz": "Kraftfahrzeug",
+    "ogk": "Gesundheitskasse",
+    "NÖ": "Niederösterreich",
+    "OÖ": "Oberösterreich",
+    "stmk": "Steiermark",
+    "ktn": "Kärnten",
+    "sbg": "Salzburg",
+    "vbg": "Vorarlberg",
+    "bgld": "Burgenland",
+}
+FRACTIONS = {"2": "Hälfte", "3": "Drittel", "4": "Viertel", "6": "Sechstel", "12": "Zwölftel"}
+# Towns by Bundesland (the capitals and the larger towns; folded, as tokens joined by spaces).
+# Not "Baden", "Hard" or "Ried": ordinary words or several places.
+PLACES = {
+    "Niederösterreich": "st polten|sankt polten|wiener neustadt|krems|amstetten|klosterneuburg|modling|tulln|"
+                        "korneuburg|stockerau|schwechat|neunkirchen|zwettl|mistelbach|hollabrunn",
+    "Oberösterreich": "linz|wels|steyr|leonding|traun|vocklabruck|gmunden|braunau|ansfelden|enns|bad ischl|perg",
+    "Steiermark": "graz|leoben|kapfenberg|bruck an der mur|judenburg|knittelfeld|weiz|gleisdorf|leibnitz|hartberg",
+    "Kärnten": "klagenfurt|villach|wolfsberg|spittal|feldkirchen|st veit|sankt veit",
+    "Salzburg": "hallein|saalfelden|zell am see|bischofshofen|seekirchen",
+    "Tirol": "innsbruck|kufstein|schwaz|lienz|telfs|worgl|kitzbuhel|imst|landeck",
+    "Vorarlberg": "bregenz|dornbirn|feldkirch|bludenz|lustenau|hohenems|rankweil",
+    "Burgenland": "eisenstadt|neusiedl|oberwart|mattersburg|gussing",
+}
+_PLACE = re.compile(r"\b(" + "|".join(PLACES.values()) + r")\b")
+_STATE_OF = {place: state for state, places in PLACES.items() for place in places.split("|")}
+_FRACTION = re.compile(r"(?<![\d/.,])1 ?/ ?(2|3|4|6|12)(?![\d/])")
+_GLOSS_WORD = re.compile(r"[^\W_]+")
+
+
+def _abbreviation_gloss(word: str) -> str:
+    # cased keys ("MA") match only as written: fold("ma") is no key
+    return ABBREVIATIONS.get(word) or ABBREVIATIONS.get(fold(word)) or ""
+
+
+def glossed(question: str) -> str:
+    """The question with the long form of each abbreviation, fraction and town in parentheses
+    after it: the text the embedding model reads."""
+    text = _GLOSS_WORD.sub(lambda m: f"{m.group(0)} ({g})" if (g := _abbreviation_gloss(m.group(0))) else m.group(0),
+                           question or "")
+    text = _FRACTION.sub(lambda m: f"{m.group(0)} ({FRACTIONS[m.group(1)]})", text)
+    states = place_states(question)
+    return f"{text} ({', '.join(states)})" if states else text
+
+
+def place_states(question: str) -> list[str]:
+    """The Bundesländer of the towns a question names ("St. Pölten" → Niederösterreich)."""
+    joined = " ".join(tokens(question or ""))
+    return list(dict.fromkeys(_STATE_OF[m.group(1)] for m in _PLACE.finditer(joined)))

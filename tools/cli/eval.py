@@ -34,7 +34,10 @@ def add_arguments(parser) -> None:
                         help=f"Ordner für JSON- und HTML-Berichte (mit --answers; Standard: {DEFAULT_REPORTS})")
     parser.add_argument("--bakeoff", nargs="+", metavar="REPORT.json", help="Modellvergleich aus mehreren JSON-Berichten")
     parser.add_argument("--json", action="store_true", help="Ergebnis als JSON")
-    parser.add_argument("--misses", action="store_true", help="verfehlte Fragen auflisten")
+    parser.add_argument("--misses", action="store_true",
+                        help="verfehlte Fragen der Kalibrierungshälfte auflisten (die zurückgehaltenen nie einzeln)")
+    parser.add_argument("--half", choices=SPLITS,
+                        help="nur eine Hälfte auswerten (zum Abstimmen: calibration, ohne die zurückgehaltenen Zahlen)")
     parser.add_argument("--refusals", action="store_true",
                         help="Relevanzprüfung ohne Sprachmodell: Ablehnungen je Hälfte (Kalibrierung/zurückgehalten)")
     parser.add_argument("--calibrate", action="store_true",
@@ -65,7 +68,7 @@ def run(args) -> int:
     embedder, why = query_embedder(index, cfg, client)
     if why:
         print(f"Hinweis: {why}", file=sys.stderr)
-    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=embedder)}
+    report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=embedder, half=args.half)}
     if args.refusals:
         rows = relevance_rows(index, goldset, cfg, embedder=embedder)
         if args.calibrate:
@@ -110,19 +113,24 @@ def _chat_model_problem(client: OllamaClient, model: str) -> str:
 
 
 def _print_retrieval(retrieval: dict, misses: bool) -> None:
-    print(f"Retrieval ({retrieval['mode']}), {retrieval['questions']} Fragen")
+    only = f", nur Hälfte {retrieval['half']}" if retrieval.get("half") else ""
+    print(f"Retrieval ({retrieval['mode']}), {retrieval['questions']} Fragen{only}")
     header = "".join(f"  R@{k:<5}" for k in K_VALUES) + "  MRR    Treffer  n"
-    print(f"{'':<10}{header}")
-    for name, summary in [("gesamt", retrieval["overall"]), *retrieval["per_kind"].items()]:
+    print(f"{'':<15}{header}")
+    per_split = [(f"[{name}]", summary) for name, summary in retrieval.get("per_split", {}).items()]
+    for name, summary in [("gesamt", retrieval["overall"]), *per_split, *retrieval["per_kind"].items()]:
         if not summary.get("n"):
             continue
         cells = "".join(f"  {summary[f'recall@{k}']:<6.3f}" for k in K_VALUES)
-        print(f"{name:<10}{cells}  {summary['mrr']:<6.3f} {summary['hit_rate']:<7.3f}  {summary['n']}")
+        print(f"{name:<15}{cells}  {summary['mrr']:<6.3f} {summary['hit_rate']:<7.3f}  {summary['n']}")
     lat = retrieval["latency_ms"]
     print(f"Latenz retrieve: p50 {lat['p50']} ms, p95 {lat['p95']} ms")
     if misses:
+        # Only the calibration half's misses are shown one by one: whoever tunes the ranking
+        # looks at those, and the held-out half stays a fair measure of the result.
+        print("Verfehlt (nur Kalibrierungshälfte):")
         for row in retrieval["rows"]:
-            if row.get("missing"):
+            if row.get("missing") and row.get("split") == "calibration":
                 print(f"- {row['id']} ({row['kind']}): fehlt {', '.join(row['missing'])} – {row['question']}")
                 print(f"    gefunden: {', '.join(row['retrieved'][:5])}")
 

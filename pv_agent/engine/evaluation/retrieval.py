@@ -72,10 +72,19 @@ def load_goldset(path: str | Path) -> list[GoldQuestion]:
     return questions
 
 
-def evaluate_retrieval(index, questions: list[GoldQuestion], settings, embedder=None, today: date | None = None) -> dict:
+def evaluate_retrieval(index, questions: list[GoldQuestion], settings, embedder=None, today: date | None = None,
+                       half: str | None = None) -> dict:
     """``today`` fixes the date questions without a year are read against (default: the
-    goldset's reference date, so results do not change when the calendar does)."""
+    goldset's reference date, so results do not change when the calendar does).
+
+    Figures come overall, per kind and per half (``per_split``: calibration / heldout by
+    ``question_split``). ``half`` evaluates one half only: tuning looks at the calibration
+    half without the held-out figures being computed at all."""
     today = today or GOLDSET_TODAY
+    if half is not None:
+        if half not in SPLITS:
+            raise ValueError(f"unbekannte Hälfte '{half}' (erwartet: {', '.join(SPLITS)})")
+        questions = [q for q in questions if question_split(q) == half]
     rows = []
     for q in questions:
         started = time.monotonic()
@@ -83,8 +92,8 @@ def evaluate_retrieval(index, questions: list[GoldQuestion], settings, embedder=
         result = retrieve(index, q.question, settings, embedder=embedder, k=max(K_VALUES), year=year)
         ms = (time.monotonic() - started) * 1000
         ranked = [h.entry_id for h in result.hits if h.via == "retrieval"]
-        row = {"id": q.id, "kind": q.kind, "question": q.question, "expected": list(q.expected_ids),
-               "retrieved": ranked, "mode": result.mode, "ms": round(ms, 2)}
+        row = {"id": q.id, "kind": q.kind, "split": question_split(q), "question": q.question,
+               "expected": list(q.expected_ids), "retrieved": ranked, "mode": result.mode, "ms": round(ms, 2)}
         if q.expected_ids:
             expected = set(q.expected_ids)
             for k in K_VALUES:
@@ -99,6 +108,8 @@ def evaluate_retrieval(index, questions: list[GoldQuestion], settings, embedder=
         "questions": len(rows),
         "overall": _summary([r for r in rows if "rr" in r]),
         "per_kind": {kind: _summary([r for r in rows if r["kind"] == kind and "rr" in r]) for kind in KINDS if kind != "refuse"},
+        "per_split": {split: _summary([r for r in rows if r["split"] == split and "rr" in r]) for split in SPLITS},
+        "half": half or "",
         "latency_ms": _latency([r["ms"] for r in rows]),
         "rows": rows,
     }

@@ -18,7 +18,7 @@ from ..index.embedders import OllamaEmbedder, as_embedder, index_embedder_kind
 from ..ollama import OllamaClient, OllamaError
 from ..index.base import ChunkRow
 from ..index.sqlite_store import SidecarIndex
-from ..textnorm import index_text, query_terms, stem, tokens
+from ..textnorm import glossed, index_text, place_states, query_terms, stem, tokens
 from ..types import Hit, QueryTerm, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
@@ -61,7 +61,9 @@ def retrieve(
     timings: dict = {}
     mode, notice = ("hybrid", "") if index.has_vectors else ("lexical", "Index ohne Vektoren – nur lexikalische Suche (BM25).")
 
-    lexical = _lexical_ranking(index, terms, settings.candidate_pool, topics, scopes)
+    # a town's Bundesland is searched too; the signals below keep the question's own terms
+    states = [t for state in place_states(question or "") for t in tokens(state) if t not in terms]
+    lexical = _lexical_ranking(index, terms + states, settings.candidate_pool, topics, scopes)
     timings["lexical_ms"] = _ms(started)
 
     dense: list[tuple[int, float]] = []
@@ -74,7 +76,7 @@ def retrieve(
         else:
             t = time.monotonic()
             try:
-                vector = embedder.embed_query(question)
+                vector = embedder.embed_query(glossed(question))  # abbreviations etc. spelled out
             except OllamaError as exc:
                 mode, notice = "lexical", f"{exc.reason} – nur lexikalische Suche (BM25)."
             else:
