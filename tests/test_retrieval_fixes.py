@@ -12,7 +12,7 @@ import pytest
 from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
 from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, calibrate_relevance, load_goldset
-from pv_agent.engine.retrieval.gates import _EntryTexts, support_score, supported_by_signals, topic_coverage
+from pv_agent.engine.retrieval.gates import _EntryTexts, support_features, support_score, supported_by_signals, topic_coverage
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
@@ -120,13 +120,17 @@ def test_relevance_score_on_signals():
     """The support score is linear in its features: more of the question found, or a closer
     dense match, never turns a supported question into a refusal."""
     cfg = Settings()
-    strong = {"hits": 3, "coverage": 0.9, "topic_coverage": 0.9, "cosine": 0.9}
+    strong = {"hits": 3, "coverage": 0.9, "topic_coverage": 0.9, "cosine": 0.9, "cosine_model": cfg.refuse_cosine_model}
     assert supported_by_signals(strong, cfg)
     assert not supported_by_signals({**strong, "hits": 0}, cfg)
     unknown_topic = {**strong, "coverage": 0.3, "topic_coverage": 0.1, "cosine": 0.86}
     assert not supported_by_signals(unknown_topic, cfg)
     assert support_score({**unknown_topic, "topic_coverage": 0.2}, cfg) > support_score(unknown_topic, cfg)
     assert support_score({**unknown_topic, "cosine": 0.87}, cfg) > support_score(unknown_topic, cfg)
+    # cosines of another model than the weights were fitted on: judged by the lexical score
+    other_model = {**unknown_topic, "cosine": 0.99, "cosine_model": "ollama:bge-m3"}
+    assert support_features(other_model, cfg) == ("lexical", (0.1, 0.3))
+    assert not supported_by_signals(other_model, cfg)
     lexical = {"hits": 3, "coverage": 0.3, "topic_coverage": 0.1, "cosine": None}
     assert not supported_by_signals(lexical, cfg)
     assert supported_by_signals({**lexical, "coverage": 0.9, "topic_coverage": 0.9}, cfg)

@@ -55,6 +55,7 @@ class Settings:
     # with `pv-agent eval --refusals --calibrate` on the goldset's calibration half only (logistic
     # regression, bias moved to refuse at most 5 % of the covered calibration questions);
     # docs/retrieval.md reports both halves.
+    refuse_cosine_model: str = "builtin:multilingual-e5-small-q4"  # whose cosines the hybrid weights know
     refuse_hybrid_bias: float = -42.9416
     refuse_hybrid_topic: float = 5.6472
     refuse_hybrid_coverage: float = 5.9695

@@ -188,8 +188,8 @@ def calibrate_relevance(rows: list[dict], settings, max_wrong: float = 0.05) -> 
     from ..retrieval.gates import support_features
 
     cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]]
-    mode = support_features(cal[0])[0] if cal else "lexical"
-    x = np.array([support_features(r)[1] for r in cal], dtype=float)
+    mode = support_features(cal[0], settings)[0] if cal else "lexical"
+    x = np.array([support_features(r, settings)[1] for r in cal], dtype=float)
     y = np.array([r["group"] == "uncovered" for r in cal], dtype=float)
     weights, bias = _logistic(x, y)
     weights, bias = -weights, -bias  # the support score: high = supported

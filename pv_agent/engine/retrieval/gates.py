@@ -200,6 +200,7 @@ def relevance_signals(result: RetrievalResult) -> dict:
         "coverage": max((h.coverage for h in hits), default=0.0),
         "topic_coverage": result.topic_coverage,
         "cosine": max((h.cosine for h in hits if h.cosine is not None), default=None),
+        "cosine_model": result.cosine_model,
         "dense_z": result.dense_z,
         "unknown_share": result.unknown_share,
         "unknown_terms": list(result.unknown_terms),
@@ -226,19 +227,22 @@ def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
     return supported_by_signals(relevance_signals(result), settings)
 
 
-def support_features(signals: dict) -> tuple[str, tuple[float, ...]]:
-    """The mode and the feature vector of ``supported``'s score, in the order of its weights."""
+def support_features(signals: dict, settings: Settings = DEFAULTS) -> tuple[str, tuple[float, ...]]:
+    """The mode and the feature vector of ``supported``'s score, in the order of its weights.
+    Hybrid only with cosines of the model the weights were fitted on (``refuse_cosine_model``):
+    raw cosines of another model (bge-m3 through Ollama) lie in another band, so its hybrid
+    results are judged by the lexical score."""
     topic = signals.get("topic_coverage")
     coverage = signals["coverage"]
     topic = coverage if topic is None else topic  # a bare retrieve() result: the plain share stands in
-    if signals.get("cosine") is None:
+    if signals.get("cosine") is None or signals.get("cosine_model") != settings.refuse_cosine_model:
         return "lexical", (topic, coverage)
     return "hybrid", (topic, coverage, signals["cosine"])
 
 
 def support_score(signals: dict, settings: Settings = DEFAULTS) -> float:
     """``bias + Σ weight · feature``: ≥ 0 supported, < 0 "nothing in the knowledge base"."""
-    mode, features = support_features(signals)
+    mode, features = support_features(signals, settings)
     bias, weights = support_weights(settings, mode)
     return bias + sum(w * x for w, x in zip(weights, features))
 
