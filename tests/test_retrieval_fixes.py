@@ -11,8 +11,9 @@ import pytest
 
 from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
-from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset
-from pv_agent.engine.retrieval.gates import supported_by_signals
+from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, calibrate_relevance, load_goldset
+from pv_agent.engine.retrieval.gates import _EntryTexts, support_features, support_score, supported_by_signals, topic_coverage
+from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.planner import plan
@@ -115,21 +116,72 @@ def test_without_a_model_a_covered_question_still_shows_sources(sample_lexical):
     assert answer.state == "sources_only" and answer.citations
 
 
-def test_relevance_rule_on_signals():
+def test_relevance_score_on_signals():
+    """The support score is linear in its features: more of the question found, or a closer
+    dense match, never turns a supported question into a refusal."""
     cfg = Settings()
-    strong = {"hits": 3, "coverage": 0.9, "dense_z": 5.0, "unknown_share": 0.0}
+    strong = {"hits": 3, "coverage": 0.9, "topic_coverage": 0.9, "cosine": 0.9, "cosine_model": cfg.refuse_cosine_model}
     assert supported_by_signals(strong, cfg)
     assert not supported_by_signals({**strong, "hits": 0}, cfg)
-    unknown_topic = {"hits": 3, "coverage": 0.3, "dense_z": 3.0, "unknown_share": 1.0}
+    unknown_topic = {**strong, "coverage": 0.3, "topic_coverage": 0.1, "cosine": 0.86}
     assert not supported_by_signals(unknown_topic, cfg)
-    assert supported_by_signals({**unknown_topic, "dense_z": cfg.refuse_unknown_dense_z + 1}, cfg)
-    lexical = {"hits": 3, "coverage": 0.3, "dense_z": None, "unknown_share": 1.0}
+    assert support_score({**unknown_topic, "topic_coverage": 0.2}, cfg) > support_score(unknown_topic, cfg)
+    assert support_score({**unknown_topic, "cosine": 0.87}, cfg) > support_score(unknown_topic, cfg)
+    # cosines of another model than the weights were fitted on: judged by the lexical score
+    other_model = {**unknown_topic, "cosine": 0.99, "cosine_model": "ollama:bge-m3"}
+    assert support_features(other_model, cfg) == ("lexical", (0.1, 0.3))
+    assert not supported_by_signals(other_model, cfg)
+    lexical = {"hits": 3, "coverage": 0.3, "topic_coverage": 0.1, "cosine": None}
     assert not supported_by_signals(lexical, cfg)
-    assert supported_by_signals({**lexical, "coverage": 0.9}, cfg)
+    assert supported_by_signals({**lexical, "coverage": 0.9, "topic_coverage": 0.9}, cfg)
+    # a result that did not go through ask (no topic coverage): the plain coverage stands in
+    assert supported_by_signals({**lexical, "coverage": 0.9, "topic_coverage": None}, cfg)
+
+
+def test_topic_coverage_weights_rare_terms(sample_lexical):
+    """A question hinging on a term no entry has scores low, one whose rare term the best
+    entries have scores high; function words ("unsere") weigh nothing."""
+    index = SidecarIndex.open(sample_lexical)
+    texts = _EntryTexts.of(index)
+    assert texts.df("pfandung") == 0 and texts.df("beitrag") > texts.df("hochstbeitragsgrundlag") > 0
+    assert texts.idf("pfandung") > texts.idf("hochstbeitragsgrundlag") > texts.idf("beitrag")
+
+    def topic(question):
+        result = retrieve(index, question, Settings())
+        return topic_coverage(index, result)
+
+    assert topic("Wie hoch ist die Höchstbeitragsgrundlage 2026 pro Monat?") == 1.0
+    assert topic("Lohnpfändung: wie hoch ist das Existenzminimum 2026?") < 0.3
+    assert topic("Wie hoch ist unsere Höchstbeitragsgrundlage 2026?") == 1.0
+    assert _EntryTexts.of(index) is texts  # read once per index generation
+
+
+def test_calibration_uses_the_calibration_half_only():
+    """Held-out rows never move the fitted score; the bias refuses at most 5 % of the covered
+    calibration questions."""
+    import random
+
+    rng = random.Random(7)
+
+    def row(group, split, topic):
+        return {"group": group, "split": split, "hits": 3, "coverage": topic, "topic_coverage": topic, "cosine": None}
+
+    rows = [row("covered", "calibration", rng.uniform(0.3, 1.0)) for _ in range(60)]
+    rows += [row("uncovered", "calibration", rng.uniform(0.0, 0.4)) for _ in range(40)]
+    found = calibrate_relevance(rows, Settings())
+    assert set(found) == {"refuse_lexical_bias", "refuse_lexical_topic", "refuse_lexical_coverage"}
+    noise = [row("covered", "heldout", 0.0) for _ in range(50)]
+    assert calibrate_relevance(rows + noise, Settings()) == found
+    cfg = Settings().replace(**found)
+    wrong = sum(not supported_by_signals(r, cfg) for r in rows if r["group"] == "covered")
+    refused = sum(not supported_by_signals(r, cfg) for r in rows if r["group"] == "uncovered")
+    assert wrong <= 3 and refused >= 30
 
 
 def test_goldset_refusal_questions_are_split_in_two_halves():
     questions = [q for q in load_goldset(SAMPLE_KB / "goldset.yaml") if q.kind == "refuse" and q.split]
     halves = {q.split for q in questions}
     assert len(questions) >= 40 and halves == {"calibration", "heldout"}
-    assert abs(sum(q.split == "heldout" for q in questions) * 2 - len(questions)) <= 2
+    heldout = sum(q.split == "heldout" for q in questions)
+    # q-r-001 … q-r-048 alternate; q-r-049 … were added to the calibration half only
+    assert heldout >= 24 and len(questions) - heldout >= heldout

@@ -50,19 +50,19 @@ class Settings:
     min_cosine: float = 0.6
     weak_coverage: float = 0.25
     weak_cosine: float = 0.45
-    # Relevance without a language model (gates.supported, used when no model answers):
-    # calibrated with `pv-agent eval --refusals --calibrate` on the goldset's calibration half
-    # (222 entries, 180 questions; at most 5 % of covered calibration questions refused). Lexical
-    # keeps the point calibrated on the 147-entry sample: the 5 % point of the grown goldset
-    # refuses only half the uncovered questions, not even "Lohnpfändung … Existenzminimum"
-    # (docs/retrieval.md has both).
-    refuse_dense_z: float = 1.0
-    refuse_unknown_share: float = 0.25
-    refuse_unknown_dense_z: float = 4.8
-    refuse_unknown_coverage: float = 0.5
-    refuse_lexical_coverage: float = 0.4
-    refuse_lexical_unknown_share: float = 0.5
-    refuse_lexical_unknown_coverage: float = 0.7
+    # Relevance without a language model (gates.supported, used when no model answers): supported
+    # when bias + topic·topic_coverage + coverage·coverage (+ cosine·best cosine) >= 0. Fitted
+    # with `pv-agent eval --refusals --calibrate` on the goldset's calibration half only (logistic
+    # regression, bias moved to refuse at most 5 % of the covered calibration questions);
+    # docs/retrieval.md reports both halves.
+    refuse_cosine_model: str = "builtin:multilingual-e5-small-q4"  # whose cosines the hybrid weights know
+    refuse_hybrid_bias: float = -42.9416
+    refuse_hybrid_topic: float = 5.6472
+    refuse_hybrid_coverage: float = 5.9695
+    refuse_hybrid_cosine: float = 44.2606
+    refuse_lexical_bias: float = -4.7488
+    refuse_lexical_topic: float = 7.2213
+    refuse_lexical_coverage: float = 5.8814
     # Answers
     survey_blocks: int = 12  # blocks distilled one by one for a "list everything about X" question
     sources_only_entries: int = 3  # entries shown when no language model answers

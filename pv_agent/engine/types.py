@@ -161,6 +161,8 @@ class RetrievalResult:
     unknown_terms: tuple[str, ...] = ()  # significant terms the index contains nowhere (gates.supported)
     unknown_share: float = 0.0  # share of the question's nouns (capitalised, 5+ letters) that are unknown
     dense_z: float | None = None  # best dense similarity in standard deviations above the candidate pool's mean
+    topic_coverage: float | None = None  # idf-weighted share of the question's terms in a best entry (gates)
+    cosine_model: str = ""  # "<embedder>:<model>" whose similarities the hits' cosines are (hybrid; gates)
 
     @property
     def ids(self) -> list[str]:

@@ -20,8 +20,8 @@ from ..config import Settings
 from .context import Context, build_context
 from .deadline import DeadlineExceeded, bounded
 from ..drift import fingerprints_shown, key_value_fingerprints
-from ..index.embedders import query_embedder
-from ..retrieval.gates import nothing_relevant, off_topic_reason, supported
+from ..index.embedders import index_embedder_kind, query_embedder
+from ..retrieval.gates import nothing_relevant, off_topic_reason, supported, topic_coverage
 from .generate import Generation, generate
 from ..ollama import OllamaClient, OllamaError
 from ..retrieval.planner import Plan, plan
@@ -215,6 +215,9 @@ def _retrieve(index, the_plan: Plan, settings: Settings, embedder, default_year=
                           scopes=sub.scopes, k=k_total, year=year)
         if result.mode == "lexical" and embedder is not None:
             embedder, embedder_notice = None, result.notice  # the embedder failed once: do not wait for it again
+        result.topic_coverage = topic_coverage(index, result)  # for supported(), per part
+        if result.mode == "hybrid":  # cosines mean something only for the model they were calibrated on
+            result.cosine_model = f"{index_embedder_kind(index)}:{index.embed_model}"
         results.append(result)
     return merge_results(results, k_total, settings.cross_ref_expand)
 
@@ -246,6 +249,8 @@ def merge_results(results: list[RetrievalResult], k: int, cross_ref_limit: int) 
         unknown_terms=tuple(dict.fromkeys(t for r in results for t in r.unknown_terms)),
         unknown_share=max(r.unknown_share for r in results),
         dense_z=max((r.dense_z for r in results if r.dense_z is not None), default=None),
+        topic_coverage=max((r.topic_coverage for r in results if r.topic_coverage is not None), default=None),
+        cosine_model=next((r.cosine_model for r in results if r.cosine_model), ""),
     )
 
 

@@ -6,14 +6,13 @@ figures (the answer evaluation measures whether they are refused).
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import itertools
 import time
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 from ..retrieval.retrieve import retrieve
@@ -180,41 +179,60 @@ def refusal_report(rows: list[dict]) -> dict:
     return out
 
 
-CALIBRATION_GRID = {
-    "hybrid": {
-        "refuse_dense_z": [x / 10 for x in range(10, 31)],
-        "refuse_unknown_share": [0.01, 0.2, 0.25, 0.34, 0.5, 0.67],
-        "refuse_unknown_dense_z": [x / 10 for x in range(20, 51, 2)],
-        "refuse_unknown_coverage": [0.5, 0.6, 0.7, 0.8, 1.01],
-    },
-    "lexical": {
-        "refuse_lexical_coverage": [0.0, 0.1, 0.2, 0.3, 0.4],
-        "refuse_lexical_unknown_share": [0.01, 0.2, 0.25, 0.34, 0.5, 0.67],
-        "refuse_lexical_unknown_coverage": [0.5, 0.6, 0.7, 0.8, 0.9, 1.01],
-    },
-}
+# Ridge penalty of the calibration's logistic regression (on standardised features, per
+# question summed): with ~100 calibration questions and two or three features it keeps the
+# weights from chasing single questions.
+CALIBRATION_L2 = 1.0
+# The boundary sits just below the first covered calibration question kept, not midway to the
+# last one refused: 5-fold cross-validation inside the calibration half refused 46 of 48
+# uncovered questions with 3 of 62 covered ones this way, 39 with 2 midway.
+CALIBRATION_MARGIN = 0.01
 
 
 def calibrate_relevance(rows: list[dict], settings, max_wrong: float = 0.05) -> dict:
-    """Thresholds of gates.supported for the rows' mode, from the CALIBRATION half only: the
-    most uncovered questions refused with at most ``max_wrong`` of the covered ones refused
-    (ties: fewer wrong refusals, then the least strict values). Rows from ``relevance_rows``."""
-    from ..retrieval.gates import supported_by_signals
+    """Weights and bias of gates.support_score for the rows' mode, from the CALIBRATION half
+    only: a ridge-regularised logistic regression of "uncovered" on the mode's features
+    (gates.support_features), turned into a support score, whose bias is then moved so that at
+    most ``max_wrong`` of the covered calibration questions score below zero (the first covered
+    question kept scores ``CALIBRATION_MARGIN`` above it).
+    Rows from ``relevance_rows``; returns Settings field values."""
+    from ..retrieval.gates import support_features
 
-    mode = "hybrid" if any(r["dense_z"] is not None for r in rows) else "lexical"
-    grid = CALIBRATION_GRID[mode]
-    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered")]
-    n_cov = max(1, sum(r["group"] == "covered" for r in cal))
-    names = list(grid)
-    best, best_key = {}, None
-    for values in itertools.product(*(grid[n] for n in names)):
-        trial = dataclasses.replace(settings, **dict(zip(names, values)))
-        refused = sum(1 for r in cal if r["group"] == "uncovered" and not supported_by_signals(r, trial))
-        wrong = sum(1 for r in cal if r["group"] == "covered" and not supported_by_signals(r, trial))
-        if wrong / n_cov > max_wrong:
-            continue
-        leniency = tuple(v if "share" in n else -v for n, v in zip(names, values))
-        key = (refused, -wrong, leniency)
-        if best_key is None or key > best_key:
-            best_key, best = key, dict(zip(names, values))
-    return best
+    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]]
+    mode = support_features(cal[0], settings)[0] if cal else "lexical"
+    x = np.array([support_features(r, settings)[1] for r in cal], dtype=float)
+    y = np.array([r["group"] == "uncovered" for r in cal], dtype=float)
+    weights, bias = _logistic(x, y)
+    weights, bias = -weights, -bias  # the support score: high = supported
+    covered = np.sort(x[y == 0] @ weights)
+    allowed = int(max_wrong * len(covered))  # covered questions that may score below zero
+    kept = covered[allowed]  # the first covered question kept
+    # every boundary between the highest uncovered question refused and ``kept`` refuses the
+    # same calibration questions: take the middle (the widest margin to both sides)
+    uncovered = x[y == 1] @ weights
+    refused = uncovered[uncovered < kept]
+    bias = -(kept + refused.max()) / 2 if len(refused) else CALIBRATION_MARGIN - kept
+    names = ("topic", "coverage", "cosine")[: x.shape[1]]
+    found = {f"refuse_{mode}_bias": round(float(bias), 4)}
+    found.update({f"refuse_{mode}_{n}": round(float(w), 4) for n, w in zip(names, weights)})
+    return found
+
+
+def _logistic(x: np.ndarray, y: np.ndarray, l2: float = CALIBRATION_L2) -> tuple[np.ndarray, float]:
+    """Ridge logistic regression by Newton's method on standardised features (deterministic);
+    returns weights and intercept on the features' own scale."""
+    mean, sd = x.mean(axis=0), x.std(axis=0)
+    sd[sd == 0] = 1.0
+    z = np.c_[np.ones(len(x)), (x - mean) / sd]
+    w = np.zeros(z.shape[1])
+    penalty = np.diag([0.0] + [l2] * (z.shape[1] - 1))
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(z @ w)))
+        gradient = z.T @ (p - y) + penalty @ w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    weights = w[1:] / sd
+    return weights, float(w[0] - weights @ mean)

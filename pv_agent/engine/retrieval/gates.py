@@ -5,10 +5,13 @@ Settings fields (min_coverage, min_cosine, weak_coverage, weak_cosine).
 """
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 import re
 
 from ..config import Settings
-from ..textnorm import fold, query_terms
+from ..textnorm import STOPWORDS, fold, index_text, query_terms, stem, tokens
 from ..types import RetrievalResult
 
 DEFAULTS = Settings()
@@ -91,12 +94,113 @@ def nothing_relevant(result: RetrievalResult, settings: Settings = DEFAULTS) -> 
 
 
 
+# -- relevance without a language model ------------------------------------------------------
+# How many of the best entries the topic coverage looks at: a question's terms may be spread
+# over an entry and the two next to it (a rate in one, its exception in the next).
+TOPIC_TOP_ENTRIES = 3
+# Shorter words are abbreviations (SV, DZ, UEL) that mean the same in covered and uncovered
+# questions; the best hit's ``coverage`` counts them.
+MIN_TOPIC_TERM_LENGTH = 4
+# German function words (the Snowball stop list, folded and stemmed, with the retrieval's own
+# stop words): they carry no topic, and a knowledge base written in the third person lacks
+# some of them ("unsere"), which would make them weigh like the rarest term.
+_FUNCTION_WORDS = """
+    aber alle allem allen aller alles als also am an ander andere anderem anderen anderer anderes anderm andern
+    anders auch auf aus bei bin bis bist da damit dann der den des dem die das dass du durch ein eine einem
+    einen einer eines einig einige einigem einigen einiger einiges einmal er ihn ihm es etwas euer eure eurem
+    euren eurer eures für gegen gewesen hab habe haben hat hatte hatten hier hin hinter ich mich mir ihr ihre
+    ihrem ihren ihrer ihres euch im in indem ins ist jede jedem jeden jeder jedes jene jenem jenen jener jenes
+    jetzt kann kein keine keinem keinen keiner keines können könnte machen man manche manchem manchen mancher
+    manches mein meine meinem meinen meiner meines mit muss musste nach nicht nichts noch nun nur ob oder ohne
+    sehr sein seine seinem seinen seiner seines selbst sich sie ihnen sind so solche solchem solchen solcher
+    solches soll sollte sondern sonst über um und uns unsere unserem unseren unser unseres unter viel vom von
+    vor während war waren warst was weg weil weiter welche welchem welchen welcher welches wenn werde werden
+    wie wieder will wir wird wirst wo wollen wollte würde würden zu zum zur zwar zwischen
+"""
+FUNCTION_STEMS = frozenset(stem(t) for w in (*_FUNCTION_WORDS.split(), *STOPWORDS) for t in tokens(w))
+
+
+def topic_coverage(index, result: RetrievalResult) -> float:
+    """How much of what the question is about the best entries say, weighting each of the
+    question's terms by its rarity in the knowledge base (idf over entries): the largest share,
+    over the top ``TOPIC_TOP_ENTRIES`` entries, of the question's idf mass found anywhere in one
+    entry's title, tags or text. An uncovered question hinges on a term the knowledge base never
+    or hardly mentions ("Lohnpfändung", "Rufbereitschaft"): it carries most of the weight and no
+    near entry has it; generic payroll words ("Beitrag", "Monat") weigh little. 1.0 when the
+    question has no term of four letters or more (nothing to miss), 0.0 without hits."""
+    hits = [h for h in result.hits if h.via == "retrieval"][:TOPIC_TOP_ENTRIES]
+    if not hits:
+        return 0.0
+    roots = list(dict.fromkeys(stem(t) for t in result.terms if len(t) >= MIN_TOPIC_TERM_LENGTH and not t.isdigit()))
+    roots = [r for r in roots if r not in FUNCTION_STEMS]
+    if not roots:
+        return 1.0
+    corpus = _EntryTexts.of(index)
+    weights = {r: corpus.idf(r) for r in roots}
+    total = sum(weights.values())
+    if total <= 0:  # every term in every entry
+        return 1.0
+    texts = [corpus.text(h.entry_id) for h in hits]
+    return max(sum(w for r, w in weights.items() if _contains(t, r)) for t in texts) / total
+
+
+def _contains(text: str, root: str) -> bool:
+    # as the best hit's coverage: long roots anywhere (inside compounds), short ones at a word start
+    return root in text if len(root) >= 5 else f" {root}" in text
+
+
+class _EntryTexts:
+    """Every entry's folded title, tags and body, read once per index generation, with the
+    entries' document frequency of each term asked about remembered."""
+
+    def __init__(self, index):
+        entries = index.entries_by_id(index.entry_ids())
+        self.texts = {eid: " " + index_text(f"{e.title} {' '.join(e.tags)} {' '.join(e.legal_bases)} {e.body}")
+                      for eid, e in entries.items()}
+        self.joined = "\x00".join(self.texts.values())
+        self.starts = list(itertools.accumulate((len(t) + 1 for t in self.texts.values()), initial=0))
+        self._df: dict[str, int] = {}
+
+    @classmethod
+    def of(cls, index) -> "_EntryTexts":
+        cached = getattr(index, "_pv_entry_texts", None)
+        if cached is None or cached[0] != index.generation:
+            cached = (index.generation, cls(index))
+            index._pv_entry_texts = cached
+        return cached[1]
+
+    def text(self, entry_id: str) -> str:
+        return self.texts.get(entry_id, "")
+
+    def idf(self, root: str) -> float:
+        return math.log((len(self.texts) + 1) / (self.df(root) + 1))
+
+    def df(self, root: str) -> int:
+        """Entries containing ``root``: one search per entry at most (jumps to the next entry
+        after a find), so a common word costs no more than a rare one."""
+        if root not in self._df:
+            needle = root if len(root) >= 5 else " " + root
+            count, at = 0, self.joined.find(needle)
+            while at >= 0:
+                count += 1
+                entry = bisect.bisect_right(self.starts, at)  # the entry after the one found in
+                if entry >= len(self.starts):
+                    break
+                at = self.joined.find(needle, self.starts[entry])
+            self._df[root] = count
+        return self._df[root]
+
+
 def relevance_signals(result: RetrievalResult) -> dict:
-    """The language-model-free signals ``supported`` decides on (also shown by ``eval --refusals``)."""
+    """The language-model-free signals ``supported`` decides on (also shown by ``eval --refusals``).
+    ``topic_coverage`` is set by ``answer.ask`` (it needs the index), None on a bare result."""
     hits = [h for h in result.hits if h.via == "retrieval"]
     return {
         "hits": len(hits),
         "coverage": max((h.coverage for h in hits), default=0.0),
+        "topic_coverage": result.topic_coverage,
+        "cosine": max((h.cosine for h in hits if h.cosine is not None), default=None),
+        "cosine_model": result.cosine_model,
         "dense_z": result.dense_z,
         "unknown_share": result.unknown_share,
         "unknown_terms": list(result.unknown_terms),
@@ -108,30 +212,51 @@ def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
     model: False means "Dazu enthält die Wissensbasis keine Aussage" (plus related topics)
     instead of presenting the nearest entries as best matches.
 
-    Unsupported when nothing was found; when the best dense similarity does not stand out of
-    the candidate pool (``refuse_dense_z``); or when the question's nouns are largely unknown
-    to the index (``refuse_unknown_share``) and neither the dense similarity
-    (``refuse_unknown_dense_z``) nor the best hit's coverage of the question's terms
-    (``refuse_unknown_coverage``) makes up for it. Lexical mode has no dense similarity:
-    the unknown nouns and the coverage alone (``refuse_lexical_*``, calibrated apart).
-    The thresholds are calibrated on the calibration half of the goldset's refusal and covered
-    questions (``pv-agent eval --refusals --calibrate``); docs/retrieval.md reports both halves.
+    Unsupported when nothing was found, or when a linear support score falls below zero:
+    ``bias + w_topic · topic_coverage + w_coverage · coverage (+ w_cosine · best cosine)``,
+    where ``topic_coverage`` is the idf-weighted share of the question's terms in one of the
+    best three entries, ``coverage`` the plain share in the best hit's shown text and the cosine
+    the best dense similarity (hybrid only). Weights and bias per mode (``refuse_hybrid_*`` /
+    ``refuse_lexical_*`` in Settings) come from a regularised logistic regression on the goldset's
+    calibration half, the bias then moved so that at most 5 % of the covered calibration
+    questions are refused (``pv-agent eval --refusals --calibrate``); docs/retrieval.md reports
+    both halves.
     """
     if not any(h.via == "retrieval" for h in result.hits):
         return False
     return supported_by_signals(relevance_signals(result), settings)
 
 
+def support_features(signals: dict, settings: Settings = DEFAULTS) -> tuple[str, tuple[float, ...]]:
+    """The mode and the feature vector of ``supported``'s score, in the order of its weights.
+    Hybrid only with cosines of the model the weights were fitted on (``refuse_cosine_model``):
+    raw cosines of another model (bge-m3 through Ollama) lie in another band, so its hybrid
+    results are judged by the lexical score."""
+    topic = signals.get("topic_coverage")
+    coverage = signals["coverage"]
+    topic = coverage if topic is None else topic  # a bare retrieve() result: the plain share stands in
+    if signals.get("cosine") is None or signals.get("cosine_model") != settings.refuse_cosine_model:
+        return "lexical", (topic, coverage)
+    return "hybrid", (topic, coverage, signals["cosine"])
+
+
+def support_score(signals: dict, settings: Settings = DEFAULTS) -> float:
+    """``bias + Σ weight · feature``: ≥ 0 supported, < 0 "nothing in the knowledge base"."""
+    mode, features = support_features(signals, settings)
+    bias, weights = support_weights(settings, mode)
+    return bias + sum(w * x for w, x in zip(weights, features))
+
+
+def support_weights(settings: Settings, mode: str) -> tuple[float, tuple[float, ...]]:
+    """(bias, weights) of ``support_score`` for ``mode``, from the ``refuse_<mode>_*`` settings."""
+    if mode == "hybrid":
+        return settings.refuse_hybrid_bias, (settings.refuse_hybrid_topic, settings.refuse_hybrid_coverage,
+                                             settings.refuse_hybrid_cosine)
+    return settings.refuse_lexical_bias, (settings.refuse_lexical_topic, settings.refuse_lexical_coverage)
+
+
 def supported_by_signals(signals: dict, settings: Settings = DEFAULTS) -> bool:
-    """``supported`` on precomputed signals (the calibration evaluates many thresholds on them)."""
+    """``supported`` on precomputed signals (the calibration evaluates many settings on them)."""
     if not signals.get("hits", 1):
         return False
-    z, coverage, share = signals["dense_z"], signals["coverage"], signals["unknown_share"]
-    if z is None:
-        if coverage < settings.refuse_lexical_coverage:
-            return False
-        return not (share >= settings.refuse_lexical_unknown_share and coverage < settings.refuse_lexical_unknown_coverage)
-    if z < settings.refuse_dense_z:
-        return False
-    return not (share >= settings.refuse_unknown_share and z < settings.refuse_unknown_dense_z
-                and coverage < settings.refuse_unknown_coverage)
+    return support_score(signals, settings) >= 0
