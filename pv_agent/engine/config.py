@@ -56,10 +56,10 @@ class Settings:
     # regression, bias moved to refuse at most 5 % of the covered calibration questions);
     # docs/retrieval.md reports both halves.
     refuse_cosine_model: str = "builtin:multilingual-e5-small-q4"  # whose cosines the hybrid weights know
-    refuse_hybrid_bias: float = -42.9416
-    refuse_hybrid_topic: float = 5.6472
-    refuse_hybrid_coverage: float = 5.9695
-    refuse_hybrid_cosine: float = 44.2606
+    refuse_hybrid_bias: float = -43.6356
+    refuse_hybrid_topic: float = 5.727
+    refuse_hybrid_coverage: float = 5.7581
+    refuse_hybrid_cosine: float = 45.0135
     refuse_lexical_bias: float = -4.7488
     refuse_lexical_topic: float = 7.2213
     refuse_lexical_coverage: float = 5.8814
