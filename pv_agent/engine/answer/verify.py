@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -388,7 +389,12 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
             if other.entry_id in b.cross_refs or b.entry_id in other.cross_refs:
                 link(b.entry_id, other.entry_id, "marked")
     quantities: dict[tuple, dict[str, frozenset]] = {}
+    # a quantity's key holds the block's topic and stand: a block alone with its topic and stand
+    # in the context cannot disagree with another one, so its lines are not read
+    shared = Counter((b.topic, b.stand) for b in blocks)
     for b in blocks:
+        if shared[(b.topic, b.stand)] < 2:
+            continue
         for key, values in _quantities(b):
             quantities.setdefault(key, {})[b.entry_id] = values
     for per_block in quantities.values():
