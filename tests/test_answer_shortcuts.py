@@ -80,3 +80,13 @@ def test_cached_similarity_embeds_each_text_once_and_returns_what_the_model_retu
     sim(["ccc", "dddd"])  # over the limit: the least recently used ("bb") leaves
     assert calls[-1] == ["ccc", "dddd"] and set(CachedSimilarity._vectors) == {("test-model", t) for t in ("a", "ccc", "dddd")}
     assert CachedSimilarity(embed, "other-model")(["a"]).shape == (1, 3) and calls[-1] == ["a"]  # per model
+
+
+def test_row_words_found_with_the_shortcut_are_those_the_regexes_find(entries):
+    tricky = ["TÄGLICH", "Tagessatz 2026", "pro Tag", "(Monat)", "Jährlich", "Jahresbetrag", "/Jahr", "VOLLER Wert",
+              "halbe Beitragsgrundlage", "Monats-Höchstbeitrag", "tag", "Kalendertag", "Vollzeit", "Halbjahr"]
+    texts = tricky + [line for e in entries for line in e.body.splitlines() if line.strip()]
+    for text in texts:
+        marks = fg._marks.__wrapped__(text)
+        assert marks.periods == frozenset(m.lastgroup for m in fg._PERIODS.finditer(text)), text
+        assert marks.shares == frozenset(m.lastgroup for m in fg._SHARES.finditer(text)), text

@@ -353,9 +353,11 @@ class _Marks:
 @lru_cache(maxsize=8192)
 def _marks(text: str) -> _Marks:
     """The row words of a text, once per text (labels and headers repeat across cells)."""
+    low = text.lower()  # every period word holds one of these, every share word "voll" or "halb"
+    has_period = "tag" in low or "tägl" in low or "monat" in low or "jahr" in low or "jährl" in low
     return _Marks(
-        frozenset(m.lastgroup for m in _PERIODS.finditer(text)),
-        frozenset(m.lastgroup for m in _SHARES.finditer(text)),
+        frozenset(m.lastgroup for m in _PERIODS.finditer(text)) if has_period else frozenset(),
+        frozenset(m.lastgroup for m in _SHARES.finditer(text)) if "voll" in low or "halb" in low else frozenset(),
         bool(_SURCHARGE.search(text)),
         bool(_BOUND_IN_BLOCK.search(text)),
         bool(_REFUTED.search(text)),
