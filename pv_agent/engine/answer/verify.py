@@ -87,6 +87,8 @@ class CachedSimilarity:
             while len(cache) > self.limit:
                 del cache[next(iter(cache))]
         return np.asarray([known[t] for t in texts], dtype=np.float32)
+
+
 @dataclass
 class Unit:
     """A sentence, list item or table row of the answer, with its citations."""
