@@ -216,7 +216,8 @@ def test_answer_object_has_the_audit_fields(srv, settings, index):
     assert set(d) >= {"state", "answer", "citations", "retrieved", "flags", "timings", "models", "prompt_version",
                       "question", "mode", "notice"}
     assert set(d["flags"]) >= {"unknown_citations", "unsupported_figures", "conflicts"}
-    assert set(d["timings"]) == {"retrieve_ms", "llm_ms", "verify_ms", "total_ms"}
+    assert set(d["timings"]) == {"retrieve_ms", "context_ms", "llm_ms", "verify_ms", "total_ms"}
+    assert sum(d["timings"][k] for k in ("retrieve_ms", "context_ms", "llm_ms", "verify_ms")) <= d["timings"]["total_ms"] + 0.5
     assert set(d["citations"][0]) == {"id", "title", "stand", "section", "supported"}
     assert d["retrieved"][0]["id"] == "pv-sv-02" and "score" in d["retrieved"][0]
     assert d["models"] == {"chat": settings.chat_model, "embed": settings.embed_model}

@@ -232,6 +232,7 @@ def bench_ask(index: SidecarIndex, corpus: Corpus, settings: Settings, n: int = 
             return qv.embed(texts, model)
 
     overhead, totals, beyond, states = [], [], [], {}
+    stages: dict[str, list[float]] = {}  # ask's own timings per stage
     with OllamaAPIServer(models=(settings.embed_model, settings.chat_model)) as server:
         cfg = settings.replace(ollama_url=server.url)
         client = Client(cfg)
@@ -244,12 +245,17 @@ def bench_ask(index: SidecarIndex, corpus: Corpus, settings: Settings, n: int = 
             overhead.append(t["total_ms"] - t.get("llm_ms", 0.0))
             totals.append(t["total_ms"])
             beyond.append(t["total_ms"] - t.get("llm_ms", 0.0) - t.get("retrieve_ms", 0.0))
+            for key in ("context_ms", "verify_ms"):
+                stages.setdefault(key, []).append(t.get(key, 0.0))
+            stages.setdefault("rest_ms", []).append(  # planning, gates, the answer object
+                t["total_ms"] - sum(t.get(k, 0.0) for k in ("retrieve_ms", "context_ms", "llm_ms", "verify_ms")))
             states[answer.state] = states.get(answer.state, 0) + 1
         client.session.close()  # before the server stops: no connection reset in its log
     return {
         "measured": True, **percentiles(overhead[3:]),
-        "without_retrieval": percentiles(beyond[3:]),  # planning, context, verification, HTTP to the test server
+        "without_retrieval": percentiles(beyond[3:]),  # planning, context, verification, the answer object (HTTP is llm_ms)
         "total_with_instant_llm": percentiles(totals[3:]), "states": states,
+        "stages": {key: percentiles(values[3:]) for key, values in stages.items()},
     }
 
 

@@ -8,6 +8,7 @@ boundary, so a table row stays whole.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..kb import markdown
 from ..config import Settings
@@ -147,6 +148,14 @@ def is_conflict_side(hit: Hit, body: str | None) -> bool:
         return True
     if body is None:  # no full entry at hand: the shown section decides
         return CONFLICT_MARK in hit.text
+    return CONFLICT_MARK in body and _summary_marked(body)
+
+
+@lru_cache(maxsize=512)
+def _summary_marked(body: str) -> bool:
+    # Parsing a whole entry body takes milliseconds (long tables); an answer's context holds
+    # up to a dozen entries, so the parse is done once per entry text and only for bodies
+    # that carry the mark at all.
     return CONFLICT_MARK in section_text(body, SECTION_SUMMARY)
 
 

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 STATES = ("answered", "answered_after_retry", "uncertain", "refused", "off_topic", "sources_only")
 
 
+TIMINGS = ("retrieve_ms", "context_ms", "llm_ms", "verify_ms", "total_ms")  # the stages ask() times
+
+
 @dataclass
 class Answer:
     question: str
@@ -14,7 +17,7 @@ class Answer:
     citations: list[dict] = field(default_factory=list)  # {id, title, stand, section, supported}
     retrieved: list[dict] = field(default_factory=list)  # {id, score}
     flags: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)  # retrieve_ms, llm_ms, verify_ms, total_ms
+    timings: dict = field(default_factory=dict)  # retrieve_ms, context_ms, llm_ms, verify_ms, total_ms
     models: dict = field(default_factory=dict)
     prompt_version: str = ""
     mode: str = ""  # "hybrid" | "lexical" | "" (no retrieval)
@@ -42,7 +45,7 @@ class Answer:
                 "conflicts": self.flags.get("conflicts", []),
                 **{k: v for k, v in self.flags.items() if k not in ("unknown_citations", "unsupported_figures", "conflicts")},
             },
-            "timings": {k: round(self.timings.get(k, 0.0), 1) for k in ("retrieve_ms", "llm_ms", "verify_ms", "total_ms")},
+            "timings": {k: round(self.timings.get(k, 0.0), 1) for k in TIMINGS},
             "models": self.models,
             "prompt_version": self.prompt_version,
             "mode": self.mode,

