@@ -13,7 +13,7 @@ class _Entries:
     def __init__(self, tags: dict[str, tuple[str, ...]]):
         self.tags, self.reads = tags, 0
 
-    def entries_by_id(self, ids):
+    def entry_heads(self, ids):
         self.reads += 1
         return {e: SimpleNamespace(tags=self.tags[e]) for e in ids if e in self.tags}
 
