@@ -142,15 +142,22 @@ class LexicalIndex:
         (the writers insert an entry's chunks in that order); entries without chunks are left out."""
         if self._by_entry is None:  # chunk positions grouped by entry code, once per generation
             order = np.argsort(self.entry, kind="stable").astype(np.int32)
-            self._by_entry = (order, np.searchsorted(self.entry[order], np.arange(len(self.labels) + 1)))
+            self._by_entry = (order, np.searchsorted(self.entry[order], np.arange(len(self.labels) + 1)).tolist())
         order, starts = self._by_entry
-        labels, out = self.labels, {}
+        spans = []
         for eid in entry_ids:
             code = self._label_code.get(eid)
-            if code is None or starts[code] == starts[code + 1]:
-                continue
-            at = order[starts[code] : starts[code + 1]]
-            out[eid] = tuple(zip(self.rowids[at].tolist(), [labels[k] for k in self.kind[at].tolist()]))
+            if code is not None and starts[code] < starts[code + 1]:
+                spans.append((eid, starts[code], starts[code + 1]))
+        if not spans:
+            return {}
+        at = np.concatenate([order[a:b] for _, a, b in spans])  # one gather for all entries
+        rowids, kinds, labels = self.rowids[at].tolist(), self.kind[at].tolist(), self.labels
+        out, i = {}, 0
+        for eid, a, b in spans:
+            j = i + b - a
+            out[eid] = tuple(zip(rowids[i:j], [labels[k] for k in kinds[i:j]]))
+            i = j
         return out
 
     def vocabulary(self) -> list[tuple[str, int]]:

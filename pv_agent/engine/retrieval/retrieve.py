@@ -13,6 +13,7 @@ import statistics
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..config import Settings
 from ..index.embedders import OllamaEmbedder, as_embedder, index_embedder_kind
@@ -225,11 +226,12 @@ def _fuse(index, keys: dict[int, tuple[str, str]], lexical, dense, settings: Set
         if keys[rowid][1] == "references":
             chunk_score[rowid] *= REFERENCES_WEIGHT
 
-    entry_score: dict[str, float] = defaultdict(float)
+    entry_score: dict[str, float] = {}
     best_content: dict[str, int] = {}
-    for rowid, score in sorted(chunk_score.items(), key=lambda kv: -kv[1]):
+    for rowid, score in sorted(chunk_score.items(), key=itemgetter(1), reverse=True):  # stable: ties in pool order
         eid, kind = keys[rowid]
-        entry_score[eid] = max(entry_score[eid], score)
+        if eid not in entry_score:  # best first: an entry's first chunk has its highest score
+            entry_score[eid] = max(0.0, score)
         if kind != "references" and eid not in best_content:
             best_content[eid] = rowid
     lexical_rank = _entry_ranks(lexical, keys)
@@ -312,7 +314,7 @@ def _tag_phrase_entries(index, question_stems: tuple[str, ...], candidates) -> l
         return []
     phrases = _tag_phrases(index, list(candidates))
     text = " " + " ".join(question_stems) + " "
-    return [eid for eid in candidates if any(f" {p} " in text for p in phrases.get(eid, ()))]
+    return [eid for eid in candidates if phrases.get(eid) and any(f" {p} " in text for p in phrases[eid])]
 
 
 def _tag_phrases(index, entry_ids: list[str]) -> dict[str, tuple[str, ...]]:
