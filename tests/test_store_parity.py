@@ -161,3 +161,18 @@ def test_entry_heads_and_chunk_outlines_are_the_same_on_both_stores(both_stores)
     for eid, entry in full.items():
         assert heads[eid] == (entry.id, entry.title, entry.stand, entry.topic, entry.source, entry.official, entry.tags,
                               entry.legal_bases, entry.cross_refs)
+
+
+def test_goldset_hits_show_the_same_sections_on_both_stores(both_stores):
+    """Each hit's shown section, key values, coverage and entry fields (ties may come in either order)."""
+    sidecar, postgres, settings = both_stores
+
+    def shown(result):
+        return {(h.entry_id, h.via): (h.section, h.chunk_id, h.chunk_hash, h.text, h.header, h.key_values, h.coverage,
+                                      h.title, h.stand, h.tags, h.cross_refs) for h in result.hits}
+
+    for q in GOLDSET:
+        year = q.year or asked_year(q.question, today=GOLDSET_TODAY).year
+        a = shown(retrieve(sidecar, q.question, settings, year=year))
+        b = shown(retrieve(postgres, q.question, settings, year=year))
+        assert a == b, q.id
