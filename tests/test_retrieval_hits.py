@@ -152,3 +152,27 @@ def test_the_ue_pattern_matches_where_the_former_one_did():
         assert textnorm._UE_UMLAUT.sub("u", text) == _UE_BEFORE.sub("u", text), text
         changed += _UE_BEFORE.search(text) is not None
     assert changed > 1000  # the pattern had work to do
+
+
+def test_after_an_update_hits_are_those_the_plain_reads_give(tmp_path):
+    """An update deletes and re-inserts changed entries' chunks (new rowids) and removes
+    deleted ones: the outline follows, and every hit still shows what the plain reads give."""
+    import dataclasses
+
+    entries = load_knowledge_base(KB).entries
+    path = str(tmp_path / "index.db")
+    build_index(entries, path, SETTINGS, None, full=True)
+    index = SidecarIndex.open(path)
+    questions = [q.question for q in GOLDSET[:40]]
+    touched = list(dict.fromkeys(h.entry_id for q in questions[:10] for h in retrieve(index, q, SETTINGS).hits))
+    changed = {eid: i for i, eid in enumerate(touched[:6])}
+    updated = [dataclasses.replace(e, body=e.body + f"\n\n## Ergänzung\n\nNachtrag {changed[e.id]} zur Lohnsteuer.\n",
+                                   content_hash=e.content_hash + "x") if e.id in changed else e
+               for e in entries if e.id not in touched[6:8]]
+    report = build_index(updated, path, SETTINGS, None)
+    assert not report.full and report.updated >= 6
+    index.refresh()
+    for question in questions:
+        result = retrieve(index, question, SETTINGS, k=10)
+        assert not {h.entry_id for h in result.hits} & set(touched[6:8])
+        _check(index, result)

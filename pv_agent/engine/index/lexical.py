@@ -153,10 +153,17 @@ class LexicalIndex:
             return {}
         at = np.concatenate([order[a:b] for _, a, b in spans])  # one gather for all entries
         rowids, kinds, labels = self.rowids[at].tolist(), self.kind[at].tolist(), self.labels
+        alive = getattr(self, "alive", None)  # where arrays mark chunks deleted since they were derived
+        live = alive[at].tolist() if alive is not None else None
         out, i = {}, 0
         for eid, a, b in spans:
             j = i + b - a
-            out[eid] = tuple(zip(rowids[i:j], [labels[k] for k in kinds[i:j]]))
+            if live is None:
+                chunks = tuple(zip(rowids[i:j], [labels[k] for k in kinds[i:j]]))
+            else:
+                chunks = tuple((rowids[n], labels[kinds[n]]) for n in range(i, j) if live[n])
+            if chunks:
+                out[eid] = chunks
             i = j
         return out
 
