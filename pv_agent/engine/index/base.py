@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import struct
 from bisect import bisect_left
-from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ..types import Entry, QueryTerm
@@ -57,8 +56,10 @@ class IndexCorrupt(IndexError_):
     pass
 
 
-@dataclass(frozen=True)
-class ChunkRow:
+class ChunkRow(NamedTuple):
+    """A stored chunk (a named tuple: a retrieval reads a dozen or more, and building one costs
+    a third of a frozen dataclass's)."""
+
     rowid: int
     chunk_id: str
     entry_id: str
