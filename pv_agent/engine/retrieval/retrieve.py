@@ -312,29 +312,28 @@ def _tag_phrase_entries(index, question_stems: tuple[str, ...], candidates) -> l
     contiguous run of words (compared by stem)."""
     if len(question_stems) < 2:
         return []
-    phrases = _tag_phrases(index, list(candidates))
+    phrases = _tag_phrases(index)
     text = " " + " ".join(question_stems) + " "
-    return [eid for eid in candidates if phrases.get(eid) and any(f" {p} " in text for p in phrases[eid])]
+    return [eid for eid in candidates if eid in phrases and any(f" {p} " in text for p in phrases[eid])]
 
 
-def _tag_phrases(index, entry_ids: list[str]) -> dict[str, tuple[str, ...]]:
-    """Each entry's multi-word tags as stem sequences, cached per index generation."""
+def _tag_phrases(index) -> dict[str, tuple[str, ...]]:
+    """The multi-word tags of every entry that has any, as stem sequences: read once per index
+    generation (one pass over the entries' tags instead of reading each candidate's per question)."""
     cached = getattr(index, "_pv_tag_phrases", None)
     if cached is None or cached[0] != index.generation:
-        cached = (index.generation, {})
-        index._pv_tag_phrases = cached
-    known = cached[1]
-    missing = [e for e in entry_ids if e not in known]
-    if missing:
-        for eid, entry in index.entry_heads(missing).items():
+        phrases = {}
+        for eid, tags in index.entry_tags().items():
             # words separated by spaces: a hyphenated compound ("Homeoffice-Pauschale") or a
             # figure with its unit ("3 €", "100 Tage") is no phrase, it matches the single words
-            phrases = (tag for tag in entry.tags if len(tag.split()) >= 2 and not any(c.isdigit() for c in tag))
-            runs = (tuple(stem(t) for t in tokens(tag)) for tag in phrases)
-            known[eid] = tuple(" ".join(r) for r in runs if len(r) >= 2)
-        for eid in missing:
-            known.setdefault(eid, ())
-    return known
+            multi = (tag for tag in tags if len(tag.split()) >= 2 and not any(c.isdigit() for c in tag))
+            runs = (tuple(stem(t) for t in tokens(tag)) for tag in multi)
+            found = tuple(" ".join(r) for r in runs if len(r) >= 2)
+            if found:
+                phrases[eid] = found
+        cached = (index.generation, phrases)
+        index._pv_tag_phrases = cached
+    return cached[1]
 
 
 def _entry_ranks(ranking, keys) -> dict[str, int]:
