@@ -176,3 +176,23 @@ def test_after_an_update_hits_are_those_the_plain_reads_give(tmp_path):
         result = retrieve(index, question, SETTINGS, k=10)
         assert not {h.entry_id for h in result.hits} & set(touched[6:8])
         _check(index, result)
+
+
+def test_the_dense_spread_is_statistics_pstdev_to_the_last_bit():
+    """dense_z's standard deviation (a gate's input) on integers gives pstdev's float exactly."""
+    import statistics
+
+    from pv_agent.engine.retrieval.retrieve import population_sd
+
+    rng = random.Random(18)
+    cases = [[1.0] * 5, [0.0, 0.0], [0.5], [1e-300, -1e-300, 0.0], [3.0, 1e20, -7.5]]
+    for i in range(3000):
+        n = rng.choice([2, 3, 10, 150])
+        if i % 3 == 0:  # cosines from float32 distances, as dense_search gives them
+            cases.append([1.0 - float(np.float32(rng.uniform(0.0, 1.0))) for _ in range(n)])
+        elif i % 3 == 1:
+            cases.append([rng.uniform(0.8, 0.95) for _ in range(n)])
+        else:
+            cases.append([rng.uniform(-1e6, 1e6) * 10.0 ** rng.randint(-30, 30) for _ in range(n)])
+    for values in cases:
+        assert population_sd(values) == statistics.pstdev(values), values
