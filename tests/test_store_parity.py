@@ -156,7 +156,7 @@ def test_entry_heads_and_chunk_outlines_are_the_same_on_both_stores(both_stores)
     assert list(outline) == ids[:-1]
     rows = sidecar.chunks_of_entries(ids)  # section order, as the outline's
     assert [(r.entry_id, r.rowid, r.kind) for r in rows] == [(e, r, k) for e, chunks in outline.items() for r, k in chunks]
-    assert sidecar.entry_tags() == postgres.entry_tags() == {e.id: e.tags for e in sidecar.entries_by_id(ids[:-1]).values()}
+    assert sidecar.entry_tags(ids) == postgres.entry_tags(ids) == {e.id: e.tags for e in sidecar.entries_by_id(ids[:-1]).values()}
     full = sidecar.entries_by_id(ids[:5])
     heads = sidecar.entry_heads(ids[:5])
     for eid, entry in full.items():

@@ -11,9 +11,9 @@ class _Entries:
     def __init__(self, tags: dict[str, tuple[str, ...]]):
         self.tags, self.reads = tags, 0
 
-    def entry_tags(self):
+    def entry_tags(self, ids):
         self.reads += 1
-        return dict(self.tags)
+        return {e: self.tags[e] for e in ids if e in self.tags}
 
 
 def _stems(question: str) -> tuple[str, ...]:

@@ -285,8 +285,13 @@ class PgIndex(IndexMetaMixin):
         found = {r[0]: _entry_head_from_row(r) for r in rows}
         return {i: found[i] for i in ids if i in found}
 
-    def entry_tags(self) -> dict[str, tuple[str, ...]]:
-        return {r[0]: tuple(json.loads(r[1])) for r in self._query(f"SELECT id, tags FROM {self._t['entries']}")}
+    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        rows = self._query(f"SELECT id, tags FROM {self._t['entries']} WHERE id = ANY(%s)", (ids,))
+        found = {r[0]: tuple(json.loads(r[1])) for r in rows}
+        return {i: found[i] for i in ids if i in found}
 
     def stand_years(self, entry_ids) -> dict[str, int]:
         rows = self._query(

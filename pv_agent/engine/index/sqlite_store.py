@@ -177,9 +177,15 @@ class SidecarIndex(IndexMetaMixin):
                 found[r[0]] = self._head_cache[r[0]] = _entry_head_from_row(r)
         return {i: found[i] for i in ids if i in found}
 
-    def entry_tags(self) -> dict[str, tuple[str, ...]]:
-        """Every entry's tags (one pass over the entries, for what is derived once per generation)."""
-        return {r[0]: tuple(json.loads(r[1])) for r in self.conn.execute("SELECT id, tags FROM entries")}
+    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
+        """The entries' tags alone (what fusion's tag-phrase check reads of every candidate)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"SELECT id, tags FROM entries WHERE id IN ({marks})", ids)
+        found = {r[0]: tuple(json.loads(r[1])) for r in rows}
+        return {i: found[i] for i in ids if i in found}
 
     def stand_years(self, entry_ids) -> dict[str, int]:
         entry_ids = list(entry_ids)

@@ -345,28 +345,30 @@ def _tag_phrase_entries(index, question_stems: tuple[str, ...], candidates) -> l
     contiguous run of words (compared by stem)."""
     if len(question_stems) < 2:
         return []
-    phrases = _tag_phrases(index)
+    phrases = _tag_phrases(index, candidates)
     text = " " + " ".join(question_stems) + " "
-    return [eid for eid in candidates if eid in phrases and any(f" {p} " in text for p in phrases[eid])]
+    return [eid for eid in candidates if phrases.get(eid) and any(f" {p} " in text for p in phrases[eid])]
 
 
-def _tag_phrases(index) -> dict[str, tuple[str, ...]]:
-    """The multi-word tags of every entry that has any, as stem sequences: read once per index
-    generation (one pass over the entries' tags instead of reading each candidate's per question)."""
+def _tag_phrases(index, entry_ids) -> dict[str, tuple[str, ...]]:
+    """Each entry's multi-word tags as stem sequences, cached per index generation; the tags of
+    the entries not seen yet are read in one query (tags only: a question has ~100 candidates)."""
     cached = getattr(index, "_pv_tag_phrases", None)
     if cached is None or cached[0] != index.generation:
-        phrases = {}
-        for eid, tags in index.entry_tags().items():
+        cached = (index.generation, {})
+        index._pv_tag_phrases = cached
+    known = cached[1]
+    missing = [e for e in entry_ids if e not in known]
+    if missing:
+        for eid, tags in index.entry_tags(missing).items():
             # words separated by spaces: a hyphenated compound ("Homeoffice-Pauschale") or a
             # figure with its unit ("3 €", "100 Tage") is no phrase, it matches the single words
             multi = (tag for tag in tags if len(tag.split()) >= 2 and not any(c.isdigit() for c in tag))
             runs = (tuple(stem(t) for t in tokens(tag)) for tag in multi)
-            found = tuple(" ".join(r) for r in runs if len(r) >= 2)
-            if found:
-                phrases[eid] = found
-        cached = (index.generation, phrases)
-        index._pv_tag_phrases = cached
-    return cached[1]
+            known[eid] = tuple(" ".join(r) for r in runs if len(r) >= 2)
+        for eid in missing:
+            known.setdefault(eid, ())
+    return known
 
 
 def _entry_ranks(ranking, keys) -> dict[str, int]:
