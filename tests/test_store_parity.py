@@ -142,3 +142,38 @@ def test_command_line_names_the_missing_index(pg_dsn, capsys):
 
     assert main(["retrieve", "Urlaub", "--store", pg_dsn]) == 1
     assert "bitte zuerst indizieren" in capsys.readouterr().err
+
+
+def test_entry_heads_and_chunk_outlines_are_the_same_on_both_stores(both_stores):
+    """What retrieval builds its hits from: the entries without body, and which chunks (and of
+    which kind) each entry has, in section order; unknown ids are left out on both."""
+    sidecar, postgres, _ = both_stores
+    ids = sidecar.entry_ids() + ["kein-eintrag"]
+    assert sidecar.entry_heads(ids) == postgres.entry_heads(ids)
+    assert list(sidecar.entry_heads(ids)) == ids[:-1]
+    outline = sidecar.chunk_outline(ids)
+    assert outline == postgres.chunk_outline(ids)
+    assert list(outline) == ids[:-1]
+    rows = sidecar.chunks_of_entries(ids)  # section order, as the outline's
+    assert [(r.entry_id, r.rowid, r.kind) for r in rows] == [(e, r, k) for e, chunks in outline.items() for r, k in chunks]
+    assert sidecar.entry_tags(ids) == postgres.entry_tags(ids) == {e.id: e.tags for e in sidecar.entries_by_id(ids[:-1]).values()}
+    full = sidecar.entries_by_id(ids[:5])
+    heads = sidecar.entry_heads(ids[:5])
+    for eid, entry in full.items():
+        assert heads[eid] == (entry.id, entry.title, entry.stand, entry.topic, entry.source, entry.official, entry.tags,
+                              entry.legal_bases, entry.cross_refs)
+
+
+def test_goldset_hits_show_the_same_sections_on_both_stores(both_stores):
+    """Each hit's shown section, key values, coverage and entry fields (ties may come in either order)."""
+    sidecar, postgres, settings = both_stores
+
+    def shown(result):
+        return {(h.entry_id, h.via): (h.section, h.chunk_id, h.chunk_hash, h.text, h.header, h.key_values, h.coverage,
+                                      h.title, h.stand, h.tags, h.cross_refs) for h in result.hits}
+
+    for q in GOLDSET:
+        year = q.year or asked_year(q.question, today=GOLDSET_TODAY).year
+        a = shown(retrieve(sidecar, q.question, settings, year=year))
+        b = shown(retrieve(postgres, q.question, settings, year=year))
+        assert a == b, q.id

@@ -1,8 +1,6 @@
 """A ranking detail of retrieve._fuse: a multi-word tag the question says word for word."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from pv_agent.engine.retrieval import retrieve as R
 from pv_agent.engine.textnorm import stem, tokens
 
@@ -13,9 +11,9 @@ class _Entries:
     def __init__(self, tags: dict[str, tuple[str, ...]]):
         self.tags, self.reads = tags, 0
 
-    def entries_by_id(self, ids):
+    def entry_tags(self, ids):
         self.reads += 1
-        return {e: SimpleNamespace(tags=self.tags[e]) for e in ids if e in self.tags}
+        return {e: self.tags[e] for e in ids if e in self.tags}
 
 
 def _stems(question: str) -> tuple[str, ...]:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import struct
 from bisect import bisect_left
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..types import Entry, QueryTerm
 
@@ -32,12 +31,15 @@ class IndexReader(Protocol):
     def stats(self) -> dict: ...
     def entry(self, entry_id: str) -> Entry | None: ...
     def entries_by_id(self, ids) -> dict[str, Entry]: ...
+    def entry_heads(self, ids) -> dict[str, "EntryHead"]: ...
+    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]: ...
     def entry_ids(self) -> list[str]: ...
     def entry_hashes(self) -> dict[str, str]: ...
     def stand_years(self, entry_ids) -> dict[str, int]: ...
     def chunks_by_rowid(self, rowids) -> dict[int, "ChunkRow"]: ...
     def chunk_keys(self, rowids) -> dict[int, tuple[str, str]]: ...
     def chunks_of_entries(self, entry_ids, kind: str | None = None) -> list["ChunkRow"]: ...
+    def chunk_outline(self, entry_ids) -> dict[str, tuple[tuple[int, str], ...]]: ...
     def lexical_search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]: ...
     def dense_search(self, vector, limit: int) -> list[tuple[int, float]]: ...
     def terms_containing(self, part: str, limit: int) -> tuple[str, ...]: ...
@@ -55,8 +57,10 @@ class IndexCorrupt(IndexError_):
     pass
 
 
-@dataclass(frozen=True)
-class ChunkRow:
+class ChunkRow(NamedTuple):
+    """A stored chunk (a named tuple: a retrieval reads a dozen or more, and building one costs
+    a third of a frozen dataclass's)."""
+
     rowid: int
     chunk_id: str
     entry_id: str
@@ -67,6 +71,21 @@ class ChunkRow:
     text: str
     content_hash: str
     has_vector: bool = False
+
+
+class EntryHead(NamedTuple):
+    """An entry without its body: what a hit shows and fusion reads (tags, stand, topic), at a
+    fraction of a whole entry's reading and decoding cost."""
+
+    id: str
+    title: str
+    stand: str
+    topic: str
+    source: str
+    official: bool
+    tags: tuple[str, ...]
+    legal_bases: tuple[str, ...]
+    cross_refs: tuple[str, ...]
 
 
 def pack_vector(vector) -> bytes:
@@ -85,6 +104,14 @@ def _entry_from_row(row) -> Entry:
         source_ref=source_ref, path=path, content_hash=chash,
     )
 
+
+def _entry_head_from_row(row) -> EntryHead:
+    (id_, title, stand, topic, source, official, tags, legal, refs) = row
+    return EntryHead(id_, title, stand, topic, source, bool(official), tuple(json.loads(tags)), tuple(json.loads(legal)),
+                     tuple(json.loads(refs)))
+
+
+_ENTRY_HEAD_COLUMNS = "id, title, stand, topic, source, official, tags, legal_bases, cross_refs"
 
 _ENTRY_COLUMNS = "id, title, stand, topic, source, official, tags, legal_bases, cross_refs, source_ref, path, body, content_hash"
 

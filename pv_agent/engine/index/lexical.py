@@ -67,6 +67,7 @@ class LexicalIndex:
         # the length part of BM25's denominator per chunk, as fts5_aux.c forms it
         self.norm = BM25_K1 * ((1 - BM25_B) + BM25_B * self.lengths / self.avgdl) if self.n_rows else self.lengths
         self._label_code = {label: i for i, label in enumerate(self.labels)}
+        self._by_entry: tuple[np.ndarray, np.ndarray] | None = None  # see entry_chunks
 
     @classmethod
     def open(cls, conn, cache: "ArrayCache | None" = None, key=None) -> "LexicalIndex":
@@ -135,6 +136,36 @@ class LexicalIndex:
             return None
         labels = self.labels
         return {r: (labels[e], labels[k]) for r, e, k in zip(rowids, self.entry[at].tolist(), self.kind[at].tolist())}
+
+    def entry_chunks(self, entry_ids) -> dict[str, tuple[tuple[int, str], ...]]:
+        """(rowid, kind) of each entry's chunks in rowid order, which is their section order
+        (the writers insert an entry's chunks in that order); entries without chunks are left out."""
+        if self._by_entry is None:  # chunk positions grouped by entry code, once per generation
+            order = np.argsort(self.entry, kind="stable").astype(np.int32)
+            self._by_entry = (order, np.searchsorted(self.entry[order], np.arange(len(self.labels) + 1)).tolist())
+        order, starts = self._by_entry
+        spans = []
+        for eid in entry_ids:
+            code = self._label_code.get(eid)
+            if code is not None and starts[code] < starts[code + 1]:
+                spans.append((eid, starts[code], starts[code + 1]))
+        if not spans:
+            return {}
+        at = np.concatenate([order[a:b] for _, a, b in spans])  # one gather for all entries
+        rowids, kinds, labels = self.rowids[at].tolist(), self.kind[at].tolist(), self.labels
+        alive = getattr(self, "alive", None)  # where arrays mark chunks deleted since they were derived
+        live = alive[at].tolist() if alive is not None else None
+        out, i = {}, 0
+        for eid, a, b in spans:
+            j = i + b - a
+            if live is None:
+                chunks = tuple(zip(rowids[i:j], [labels[k] for k in kinds[i:j]]))
+            else:
+                chunks = tuple((rowids[n], labels[kinds[n]]) for n in range(i, j) if live[n])
+            if chunks:
+                out[eid] = chunks
+            i = j
+        return out
 
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, chunks containing it), most frequent first, ties bytewise."""

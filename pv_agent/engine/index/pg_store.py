@@ -37,8 +37,8 @@ from datetime import datetime, timezone
 from ..textnorm import index_text
 from ..types import Chunk, Entry, QueryTerm
 from .base import (
-    SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMissing, _ENTRY_COLUMNS, _entry_from_row,
-    IndexMetaMixin, query_phrases, unpack_vector,
+    SCHEMA_VERSION, ChunkRow, EntryHead, IndexCorrupt, IndexError_, IndexMetaMixin, IndexMissing, _ENTRY_COLUMNS,
+    _ENTRY_HEAD_COLUMNS, _entry_from_row, _entry_head_from_row, query_phrases, unpack_vector,
 )
 
 # FTS5's bm25() constants and the sidecar's column weights (sqlite_store.SidecarIndex.lexical_search).
@@ -277,6 +277,22 @@ class PgIndex(IndexMetaMixin):
         rows = self._query(f"SELECT {_ENTRY_COLUMNS} FROM {self._t['entries']} WHERE id = ANY(%s)", (ids,))
         return {r[0]: _entry_from_row(r) for r in rows}
 
+    def entry_heads(self, ids) -> dict[str, EntryHead]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        rows = self._query(f"SELECT {_ENTRY_HEAD_COLUMNS} FROM {self._t['entries']} WHERE id = ANY(%s)", (ids,))
+        found = {r[0]: _entry_head_from_row(r) for r in rows}
+        return {i: found[i] for i in ids if i in found}
+
+    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        rows = self._query(f"SELECT id, tags FROM {self._t['entries']} WHERE id = ANY(%s)", (ids,))
+        found = {r[0]: tuple(json.loads(r[1])) for r in rows}
+        return {i: found[i] for i in ids if i in found}
+
     def stand_years(self, entry_ids) -> dict[str, int]:
         rows = self._query(
             f"SELECT id, CAST(substr(stand, 1, 4) AS integer) FROM {self._t['entries']} WHERE id = ANY(%s)",
@@ -310,6 +326,20 @@ class PgIndex(IndexMetaMixin):
             (entry_ids, kind, kind),
         )
         return [ChunkRow(*r) for r in rows]
+
+    def chunk_outline(self, entry_ids) -> dict[str, tuple[tuple[int, str], ...]]:
+        """(rowid, kind) of each entry's chunks in section order, without their text."""
+        entry_ids = list(dict.fromkeys(entry_ids))
+        if not entry_ids:
+            return {}
+        rows = self._query(
+            f"SELECT entry_id, rowid, kind FROM {self._t['chunks']} WHERE entry_id = ANY(%s) ORDER BY entry_id, ordinal",
+            (entry_ids,),
+        )
+        out: dict[str, list[tuple[int, str]]] = {}
+        for eid, rowid, kind in rows:
+            out.setdefault(eid, []).append((rowid, kind))
+        return {eid: tuple(out[eid]) for eid in entry_ids if eid in out}
 
     def chunk_keys(self, rowids) -> dict[int, tuple[str, str]]:
         """(entry id, kind) of each chunk: all that fusion needs, without the text."""

@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from ..textnorm import index_text
 from ..types import Chunk, Entry, QueryTerm
 from .base import (
-    _CHUNK_COLUMNS, _ENTRY_COLUMNS, SCHEMA_VERSION, ChunkRow, IndexCorrupt, IndexError_, IndexMetaMixin,
-    IndexMissing, _entry_from_row, pack_vector,
+    _CHUNK_COLUMNS, _ENTRY_COLUMNS, _ENTRY_HEAD_COLUMNS, SCHEMA_VERSION, ChunkRow, EntryHead, IndexCorrupt, IndexError_,
+    IndexMetaMixin, IndexMissing, _entry_from_row, _entry_head_from_row, pack_vector,
 )
 from .dense import ArrayCache, DenseMatrix
 from .lexical import LexicalIndex
@@ -55,6 +55,7 @@ CREATE TABLE embedding_cache (
 """
 
 ENTRY_CACHE_SIZE = 512  # decoded entries kept per process (a few MB)
+ENTRY_HEAD_CACHE_SIZE = 2048  # decoded entry heads (no body) kept per process (about 1 KB each)
 
 
 class SidecarIndex(IndexMetaMixin):
@@ -77,6 +78,9 @@ class SidecarIndex(IndexMetaMixin):
         self._lexical: LexicalIndex | None = None
         self._entry_cache: dict[str, Entry] = {}
         self._entry_cache_key = ""
+        self._head_cache: dict[str, EntryHead] = {}
+        self._head_cache_key = ""
+        self._key_made_from: tuple | None = None  # see _generation_key
         self.problem = ""  # why the last refresh kept the previous file, if it did
 
     def close(self) -> None:
@@ -153,6 +157,36 @@ class SidecarIndex(IndexMetaMixin):
                 found[r[0]] = self._entry_cache[r[0]] = _entry_from_row(r)
         return {i: found[i] for i in ids if i in found}
 
+    def entry_heads(self, ids) -> dict[str, EntryHead]:
+        """The entries without their bodies (what hits and fusion read), from a per-generation
+        cache like ``entries_by_id``'s."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        key = self._generation_key()
+        if self._head_cache_key != key:
+            self._head_cache, self._head_cache_key = {}, key
+        found = {i: self._head_cache[i] for i in ids if i in self._head_cache}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            rows = self.conn.execute(f"SELECT {_ENTRY_HEAD_COLUMNS} FROM entries WHERE id IN ({marks})", missing).fetchall()
+            if len(self._head_cache) + len(rows) > ENTRY_HEAD_CACHE_SIZE:
+                self._head_cache = {}
+            for r in rows:
+                found[r[0]] = self._head_cache[r[0]] = _entry_head_from_row(r)
+        return {i: found[i] for i in ids if i in found}
+
+    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
+        """The entries' tags alone (what fusion's tag-phrase check reads of every candidate)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(f"SELECT id, tags FROM entries WHERE id IN ({marks})", ids)
+        found = {r[0]: tuple(json.loads(r[1])) for r in rows}
+        return {i: found[i] for i in ids if i in found}
+
     def stand_years(self, entry_ids) -> dict[str, int]:
         entry_ids = list(entry_ids)
         years: dict[str, int] = {}
@@ -190,6 +224,14 @@ class SidecarIndex(IndexMetaMixin):
             params.append(kind)
         rows = self.conn.execute(sql + " ORDER BY entry_id, ordinal", params)
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
+
+    def chunk_outline(self, entry_ids) -> dict[str, tuple[tuple[int, str], ...]]:
+        """(rowid, kind) of each entry's chunks in section order, without their text: which
+        chunks to read; from the in-memory index. Entries without chunks are left out."""
+        entry_ids = list(dict.fromkeys(entry_ids))
+        if not entry_ids:
+            return {}
+        return self.lexical_index().entry_chunks(entry_ids)
 
     def chunk_keys(self, rowids) -> dict[int, tuple[str, str]]:
         """(entry id, kind) of each chunk: all that fusion needs, without the text; from the
@@ -256,9 +298,13 @@ class SidecarIndex(IndexMetaMixin):
             self.dense_matrix()
 
     def _generation_key(self) -> str:
-        ino, dev = self._stat_key
-        stamp = "".join(ch for ch in self.built_at if ch.isdigit())
-        return f"{dev}-{ino}-g{self.generation}-{stamp}"
+        # formed once per file and metadata (``refresh`` replaces ``meta`` on every change)
+        made_from = self._key_made_from
+        if made_from is None or made_from[0] is not self.meta or made_from[1] != self._stat_key:
+            ino, dev = self._stat_key
+            stamp = "".join(ch for ch in self.built_at if ch.isdigit())
+            self._key, self._key_made_from = f"{dev}-{ino}-g{self.generation}-{stamp}", (self.meta, self._stat_key)
+        return self._key
 
     def _cache(self, key: str) -> "ArrayCache":
         return ArrayCache(self.path + ".arrays", key)

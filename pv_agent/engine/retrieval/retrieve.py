@@ -8,17 +8,21 @@ User text is data, never query syntax: the question is reduced to folded word to
 from __future__ import annotations
 
 import bisect
+import math
 import re
 import statistics
+import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
+from operator import itemgetter
 
 from ..config import Settings
 from ..index.embedders import OllamaEmbedder, as_embedder, index_embedder_kind
 from ..ollama import OllamaClient, OllamaError
-from ..index.base import ChunkRow
+from ..index.base import ChunkRow, EntryHead
 from ..index.sqlite_store import SidecarIndex
-from ..textnorm import glossed, index_text, place_states, query_terms, stem, tokens
+from ..textnorm import fold, glossed, place_states, query_terms, stem, tokens
 from ..types import Hit, QueryTerm, RetrievalResult
 
 # How many corpus terms one query word may expand to when it is found inside compounds
@@ -90,9 +94,8 @@ def retrieve(
     if topics or scopes:  # the dense scan cannot pre-filter; drop what the filters exclude
         allowed = _allowed_entries(index, {eid for eid, _ in keys.values()}, topics, scopes)
         dense = [(r, d) for r, d in dense if keys[r][0] in allowed]
-    hits = _fuse(index, keys, lexical, dense, settings, k, year, tuple(stem(t) for t in tokens(question or "")))
-    _add_coverage(hits, terms)
-    hits.extend(_cross_ref_hits(index, hits, settings))
+    fused = _fuse(index, keys, lexical, dense, settings, k, year, tuple(stem(t) for t in tokens(question or "")))
+    hits = _hits(index, fused, terms, settings)
     unknown = unknown_terms(index, terms)
     timings["total_ms"] = _ms(started)
     return RetrievalResult(question=question, mode=mode, hits=hits, notice=notice, terms=tuple(terms),
@@ -107,8 +110,39 @@ def dense_z(dense: list[tuple[int, float]]) -> float | None:
     if len(dense) < 10:
         return None
     sims = [1.0 - d for _, d in dense]
-    sd = statistics.pstdev(sims)
+    sd = population_sd(sims)
     return (max(sims) - statistics.fmean(sims)) / sd if sd > 0 else None
+
+
+def population_sd(values: list[float]) -> float:
+    """``statistics.pstdev(values)`` — the float nearest to the square root of the exact
+    population variance — computed on integers instead of Fractions (a third of the time).
+    Every finite float is an integer over a power of two, so all are scaled to one power."""
+    try:
+        ratios = [v.as_integer_ratio() for v in values]
+    except (OverflowError, ValueError):  # inf or nan: statistics says what that gives
+        return statistics.pstdev(values)
+    scale = max(d for _, d in ratios).bit_length() - 1
+    ints = [n << (scale - d.bit_length() + 1) for n, d in ratios]
+    count = len(ints)
+    return _sqrt_of_fraction(count * sum(i * i for i in ints) - sum(ints) ** 2, count * count << 2 * scale)
+
+
+_ROOT_BITS = 2 * sys.float_info.mant_dig + 3  # enough for one rounding to odd, then one to a float
+
+
+def _sqrt_of_fraction(num: int, den: int) -> float:
+    """The float nearest to sqrt(num / den), num >= 0, den > 0: an integer root of at least
+    ``_ROOT_BITS`` bits with its last bit set when inexact (round to odd) is rounded correctly
+    when converted to a float."""
+    shift = (num.bit_length() - den.bit_length() - _ROOT_BITS) // 2
+    if shift >= 0:
+        den <<= 2 * shift
+    else:
+        num <<= -2 * shift
+    root = math.isqrt(num // den)
+    root |= root * root * den != num
+    return root * 2.0 ** shift if shift >= 0 else root / (1 << -shift)
 
 
 _WORD = re.compile(r"[^\W\d_][\w-]*")
@@ -198,12 +232,23 @@ def _lexical_ranking(index, terms, limit, topics, scopes) -> list[tuple[int, flo
 
 
 # -- fusion ----------------------------------------------------------------------------
+@dataclass
+class _Fused:
+    """The fused ranking: the k best entries, their scores and ranks, and the chunk each shows."""
+
+    ranked: list[str]
+    score: dict[str, float]
+    best_content: dict[str, int]  # entry → its best non-"references" chunk, if it has one among the candidates
+    lexical_rank: dict[str, int]
+    dense_rank: dict[str, int]
+    cosine: dict[str, float]
+
+
 def _fuse(index, keys: dict[int, tuple[str, str]], lexical, dense, settings: Settings, k: int, year=None,
-          question_stems: tuple[str, ...] = ()) -> list[Hit]:
+          question_stems: tuple[str, ...] = ()) -> _Fused:
     """Reciprocal Rank Fusion over chunks, then the best chunk per entry.
 
-    ``keys`` maps each candidate chunk to (entry id, kind); the chunks' text is read only for
-    the k entries that make it.
+    ``keys`` maps each candidate chunk to (entry id, kind); no chunk text is read here.
     """
     chunk_score: dict[int, float] = defaultdict(float)
     for rank, (rowid, _) in enumerate(lexical, start=1):
@@ -216,11 +261,12 @@ def _fuse(index, keys: dict[int, tuple[str, str]], lexical, dense, settings: Set
         if keys[rowid][1] == "references":
             chunk_score[rowid] *= REFERENCES_WEIGHT
 
-    entry_score: dict[str, float] = defaultdict(float)
+    entry_score: dict[str, float] = {}
     best_content: dict[str, int] = {}
-    for rowid, score in sorted(chunk_score.items(), key=lambda kv: -kv[1]):
+    for rowid, score in sorted(chunk_score.items(), key=itemgetter(1), reverse=True):  # stable: ties in pool order
         eid, kind = keys[rowid]
-        entry_score[eid] = max(entry_score[eid], score)
+        if eid not in entry_score:  # best first: an entry's first chunk has its highest score
+            entry_score[eid] = max(0.0, score)
         if kind != "references" and eid not in best_content:
             best_content[eid] = rowid
     lexical_rank = _entry_ranks(lexical, keys)
@@ -241,17 +287,59 @@ def _fuse(index, keys: dict[int, tuple[str, str]], lexical, dense, settings: Set
             elif stand > year:
                 entry_score[eid] *= LATER_YEAR_DAMPING
     ranked = sorted(entry_score, key=lambda e: (-entry_score[e], e))[:k]
-    entries = index.entries_by_id(ranked)
-    chosen = index.chunks_by_rowid([best_content[e] for e in ranked if e in best_content])
-    key_values = _key_value_sections(index, ranked)
-    fallback = _fallback_sections(index, [e for e in ranked if e not in best_content], key_values)
+    return _Fused(ranked, entry_score, best_content, lexical_rank, dense_rank, entry_cosine)
+
+
+def _hits(index, fused: _Fused, terms: list[str], settings: Settings) -> list[Hit]:
+    """The ranked hits (with their coverage), then the entries their cross_refs point to
+    (``via="cross_ref"``), from one read of the chunks they show.
+
+    Each ranked hit shows its best content chunk; an entry ranked only through its references,
+    and every cross_ref, shows its first key-values chunk, else its first section. Beside any other
+    section a hit carries the entry's key values ("Kernwerte & Fristen")."""
+    ranked = fused.ranked
+    heads = index.entry_heads(ranked)
+    wanted = _cross_ref_targets([heads[eid] for eid in ranked], settings)
+    wanted_heads = index.entry_heads(wanted)
+    outline = index.chunk_outline(ranked + wanted)
+    key_value_rows = {eid: [r for r, kind in chunks if kind == "key_values"] for eid, chunks in outline.items()}
+    shown = {eid: fused.best_content[eid] for eid in ranked if eid in fused.best_content}
+    for eid in ranked + wanted:
+        if eid in shown:
+            continue
+        if key_value_rows.get(eid):
+            shown[eid] = key_value_rows[eid][0]
+        elif eid in outline:
+            shown[eid] = outline[eid][0][0]
+    rows = index.chunks_by_rowid([*shown.values(), *(r for eid in ranked + wanted for r in key_value_rows.get(eid, ()))])
+    key_values = {eid: "\n\n".join(rows[r].text for r in found) for eid, found in key_value_rows.items() if found}
+
     hits = []
     for eid in ranked:
-        row = chosen[best_content[eid]] if eid in best_content else fallback[eid]
-        hit = _hit(entries[eid], row, entry_score[eid], lexical_rank.get(eid), dense_rank.get(eid), entry_cosine.get(eid))
+        row = rows[shown[eid]]
+        hit = _hit(heads[eid], row, fused.score[eid], fused.lexical_rank.get(eid), fused.dense_rank.get(eid),
+                   fused.cosine.get(eid))
         hit.key_values = "" if row.kind == "key_values" else key_values.get(eid, "")
         hits.append(hit)
+    _add_coverage(hits, terms)
+    for eid in wanted:
+        if eid in wanted_heads and eid in shown:
+            row = rows[shown[eid]]
+            hit = _hit(wanted_heads[eid], row, 0.0, None, None, None, via="cross_ref")
+            hit.key_values = "" if row.kind == "key_values" else key_values.get(eid, "")
+            hits.append(hit)
     return hits
+
+
+def _cross_ref_targets(heads, settings: Settings) -> list[str]:
+    """The entries the first ``cross_ref_sources`` hits point to that are not hits themselves."""
+    present = {h.id for h in heads}
+    wanted: list[str] = []
+    for head in heads[: settings.cross_ref_sources]:
+        for ref in head.cross_refs:
+            if ref not in present and ref not in wanted:
+                wanted.append(ref)
+    return wanted[: settings.cross_ref_expand]
 
 
 def _tag_phrase_entries(index, question_stems: tuple[str, ...], candidates) -> list[str]:
@@ -259,13 +347,14 @@ def _tag_phrase_entries(index, question_stems: tuple[str, ...], candidates) -> l
     contiguous run of words (compared by stem)."""
     if len(question_stems) < 2:
         return []
-    phrases = _tag_phrases(index, list(candidates))
+    phrases = _tag_phrases(index, candidates)
     text = " " + " ".join(question_stems) + " "
-    return [eid for eid in candidates if any(f" {p} " in text for p in phrases.get(eid, ()))]
+    return [eid for eid in candidates if phrases.get(eid) and any(f" {p} " in text for p in phrases[eid])]
 
 
-def _tag_phrases(index, entry_ids: list[str]) -> dict[str, tuple[str, ...]]:
-    """Each entry's multi-word tags as stem sequences, cached per index generation."""
+def _tag_phrases(index, entry_ids) -> dict[str, tuple[str, ...]]:
+    """Each entry's multi-word tags as stem sequences, cached per index generation; the tags of
+    the entries not seen yet are read in one query (tags only: a question has ~100 candidates)."""
     cached = getattr(index, "_pv_tag_phrases", None)
     if cached is None or cached[0] != index.generation:
         cached = (index.generation, {})
@@ -273,11 +362,11 @@ def _tag_phrases(index, entry_ids: list[str]) -> dict[str, tuple[str, ...]]:
     known = cached[1]
     missing = [e for e in entry_ids if e not in known]
     if missing:
-        for eid, entry in index.entries_by_id(missing).items():
+        for eid, tags in index.entry_tags(missing).items():
             # words separated by spaces: a hyphenated compound ("Homeoffice-Pauschale") or a
             # figure with its unit ("3 €", "100 Tage") is no phrase, it matches the single words
-            phrases = (tag for tag in entry.tags if len(tag.split()) >= 2 and not any(c.isdigit() for c in tag))
-            runs = (tuple(stem(t) for t in tokens(tag)) for tag in phrases)
+            multi = (tag for tag in tags if len(tag.split()) >= 2 and not any(c.isdigit() for c in tag))
+            runs = (tuple(stem(t) for t in tokens(tag)) for tag in multi)
             known[eid] = tuple(" ".join(r) for r in runs if len(r) >= 2)
         for eid in missing:
             known.setdefault(eid, ())
@@ -293,35 +382,7 @@ def _entry_ranks(ranking, keys) -> dict[str, int]:
     return ranks
 
 
-class _KeyValues(dict):
-    """entry id → its "Kernwerte & Fristen" text, with the first key-values chunk of each entry
-    kept for ``_fallback_sections`` (so those chunks are read once per question)."""
-
-    def __init__(self, rows):
-        super().__init__()
-        parts: dict[str, list[str]] = defaultdict(list)
-        self.first_rows: dict[str, ChunkRow] = {}
-        for row in rows:
-            parts[row.entry_id].append(row.text)
-            self.first_rows.setdefault(row.entry_id, row)
-        self.update((eid, "\n\n".join(texts)) for eid, texts in parts.items())
-
-
-def _key_value_sections(index, entry_ids) -> _KeyValues:
-    """Each entry's "Kernwerte & Fristen" text: questions on numbers need it beside any section."""
-    return _KeyValues(index.chunks_of_entries(entry_ids, kind="key_values"))
-
-
-def _fallback_sections(index, entry_ids, key_values: _KeyValues) -> dict[str, ChunkRow]:
-    """For entries found only through references or a cross_ref: the key values, else the
-    first section (all chunks are read only for entries without key values)."""
-    chosen = {eid: key_values.first_rows[eid] for eid in entry_ids if eid in key_values.first_rows}
-    for row in index.chunks_of_entries([eid for eid in entry_ids if eid not in chosen]):
-        chosen.setdefault(row.entry_id, row)  # rows in entry and section order: the first section
-    return chosen
-
-
-def _hit(entry, row: ChunkRow, score, lexical_rank, dense_rank, cosine, via="retrieval") -> Hit:
+def _hit(entry: EntryHead, row: ChunkRow, score, lexical_rank, dense_rank, cosine, via="retrieval") -> Hit:
     return Hit(
         entry_id=entry.id, title=entry.title, stand=entry.stand, topic=entry.topic, source=entry.source,
         official=entry.official, section=row.section, chunk_id=row.chunk_id, chunk_hash=row.content_hash,
@@ -334,41 +395,32 @@ def _hit(entry, row: ChunkRow, score, lexical_rank, dense_rank, cosine, via="ret
 def _add_coverage(hits: list[Hit], terms: list[str]) -> None:
     """Share of the question's terms found in what a hit shows the model (title, tags, legal
     bases, the chosen section, its key values): a relevance signal that, unlike RRF, means
-    the same on every index."""
+    the same on every index. A term counts when a word of that text contains it (five letters
+    or more) or begins with it (shorter ones)."""
     if not hits or not terms:
         return
     roots = [stem(t) for t in terms]
     for hit in hits:
-        text = " " + index_text(f"{hit.header} {' '.join(hit.tags)} {hit.block_text}")  # one C-level search per term
-        found = sum(1 for r in roots if (r in text if len(r) >= MIN_INFIX_LENGTH else f" {r}" in text))
+        # the folded text, not its tokens: a root holds only token letters, so it occurs in the
+        # text exactly where it occurs in a token (one C-level search per term)
+        text = fold(f"{hit.header} {' '.join(hit.tags)} {hit.block_text}")
+        found = sum(1 for r in roots if (r in text if len(r) >= MIN_INFIX_LENGTH else _begins_a_word(text, r)))
         hit.coverage = found / len(roots)
 
 
-def _cross_ref_hits(index, hits: list[Hit], settings: Settings) -> list[Hit]:
-    present = {h.entry_id for h in hits}
-    wanted: list[str] = []
-    for hit in hits[: settings.cross_ref_sources]:
-        for ref in hit.cross_refs:
-            if ref not in present and ref not in wanted:
-                wanted.append(ref)
-    wanted = wanted[: settings.cross_ref_expand]
-    if not wanted:
-        return []
-    entries = index.entries_by_id(wanted)
-    key_values = _key_value_sections(index, wanted)
-    sections = _fallback_sections(index, wanted, key_values)
-    hits = []
-    for eid in wanted:
-        if eid in entries and eid in sections:
-            row = sections[eid]
-            hit = _hit(entries[eid], row, 0.0, None, None, None, via="cross_ref")
-            hit.key_values = "" if row.kind == "key_values" else key_values.get(eid, "")
-            hits.append(hit)
-    return hits
+def _begins_a_word(text: str, part: str) -> bool:
+    """``part`` occurs in folded ``text`` at the start of a token (a run of ``[0-9a-z]``)."""
+    at = text.find(part)
+    while at > 0 and text[at - 1] in _TOKEN_CHARACTERS:
+        at = text.find(part, at + 1)
+    return at >= 0
+
+
+_TOKEN_CHARACTERS = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")  # textnorm's tokens
 
 
 def _allowed_entries(index, entry_ids, topics, scopes) -> set[str]:
-    entries = index.entries_by_id(entry_ids)
+    entries = index.entry_heads(entry_ids)
     return {
         eid for eid, e in entries.items()
         if (not topics or e.topic in topics) and (not scopes or e.source in scopes)
