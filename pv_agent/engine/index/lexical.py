@@ -12,7 +12,7 @@ import numpy as np
 
 from ..types import QueryTerm
 from .base import query_phrases
-from .dense import ArrayCache, dead_rows
+from .dense import ArrayCache, _RowReader, dead_rows
 
 
 def _pack_words(words: list[str]) -> np.ndarray:
@@ -29,6 +29,34 @@ def _compact(freq: np.ndarray) -> np.ndarray:
     if len(freq) and freq.min() >= 0 and np.array_equal(freq, np.rint(freq)):
         return freq.astype(np.min_scalar_type(int(freq.max())))
     return freq.astype(np.float32)
+
+
+def _files(cache) -> dict:
+    return {name: cache.file_of("lexical", name) for name in ("post_chunk", "post_freq")}
+
+
+def _slice(postings, readers, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """(chunks, frequencies as float64) of postings ``a:b``: read from the files if ``readers``,
+    else (or if a read fails) from the arrays."""
+    chunk_array, freq_array = postings
+    if readers:
+        chunks = readers["post_chunk"].span(a, b, chunk_array.dtype)
+        freq = readers["post_freq"].span(a, b, freq_array.dtype)
+        if chunks is not None and freq is not None:
+            return chunks, freq.astype(np.float64)
+    return chunk_array[a:b], freq_array[a:b].astype(np.float64)
+
+
+def _terms_of(dead: np.ndarray, base: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(base term, number of ``dead`` chunks holding it): one pass over the base's postings."""
+    if not len(dead):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    gone = np.zeros(len(base["rowids"]), dtype=bool)
+    gone[dead] = True
+    at = np.flatnonzero(gone[base["post_chunk"]])
+    terms = np.searchsorted(base["offsets"], at, side="right") - 1
+    found, docs = np.unique(terms, return_counts=True)
+    return found.astype(np.int64), docs.astype(np.int64)
 
 
 # FTS5's bm25() constants (fts5_aux.c) and the sidecar's column weights: head 2, body 1.
@@ -59,12 +87,19 @@ class LexicalIndex:
     # An update's delta: the same arrays for the chunks added since the base generation (their
     # codes continue the base's ``labels``; ``labels`` holds only the new ones), plus ``dead``,
     # the base's chunks deleted since.
-    DELTA_NAMES = NAMES + ("dead",)
+    # ``dead_terms``/``dead_docs``: how many of the deleted chunks held each base term (so the
+    # vocabulary's document counts need no pass over the base's postings in every worker).
+    DELTA_NAMES = NAMES + ("dead", "dead_terms", "dead_docs")
     # Above this share of the base's chunks changed, an update derives the arrays anew.
     DELTA_SHARE = 0.05
 
-    def __init__(self, arrays: dict, key=None, delta: dict | None = None):
+    def __init__(self, arrays: dict, key=None, delta: dict | None = None, files: dict | None = None):
+        """``files``: (path, data offset) of the saved ``post_chunk`` and ``post_freq``: the
+        postings a query needs are then read with ``pread`` (a slice per term) rather than
+        through the memory map, where every slice ever read would stay in the worker's RSS."""
         self.key = key
+        self._files = {name: _RowReader(*files[name]) for name in ("post_chunk", "post_freq")} \
+            if files and files.get("post_chunk") and files.get("post_freq") else None
         self.n_base = len(arrays["rowids"])
         self.offsets = arrays["offsets"]
         self.post_chunk = arrays["post_chunk"]
@@ -82,6 +117,7 @@ class LexicalIndex:
             self.labels += _unpack_words(delta["labels"]) if len(delta["labels"]) else []
             self.delta = (delta["offsets"], delta["post_chunk"], delta["post_freq"],
                           _unpack_words(delta["terms"]) if len(delta["offsets"]) > 1 else [])
+            self._dead_docs = (delta["dead_terms"], delta["dead_docs"])
             self.alive = np.ones(len(self.rowids), dtype=bool)
             self.alive[np.asarray(delta["dead"], dtype=np.int64)] = False
         else:
@@ -104,16 +140,18 @@ class LexicalIndex:
             return cls(cls.derive(conn), key)
         arrays = cache.load("lexical", cls.NAMES)
         if arrays is not None:
-            return cls(arrays, key)
+            return cls(arrays, key, files=_files(cache))
         layered = cache.load_layered("lexical", cls.NAMES, cls.DELTA_NAMES)
         if layered is not None:
-            return cls(layered[0], key, layered[1])
+            return cls(layered[0], key, layered[1], _files(cache.of_base(layered[1])))
         previous = cache.previous("lexical", cls.NAMES)
         if previous is not None:
             delta = cls.derive_delta(conn, previous[1])
             if delta is not None:
-                return cls(previous[1], key, cache.save_delta("lexical", previous[0], delta))
-        return cls(cache.save("lexical", cls.derive(conn)), key)
+                saved = cache.save_delta("lexical", previous[0], delta)
+                return cls(previous[1], key, saved, _files(cache.of_base(saved)))
+        arrays = cache.save("lexical", cls.derive(conn))
+        return cls(arrays, key, files=_files(cache) if isinstance(arrays["post_chunk"].base, np.memmap) else None)
 
     @classmethod
     def derive_delta(cls, conn, base: dict) -> dict[str, np.ndarray] | None:
@@ -128,6 +166,7 @@ class LexicalIndex:
             return None
         delta = cls.derive(conn, after=last, labels=_unpack_words(base["labels"]) if len(base["labels"]) else [])
         delta["dead"] = dead
+        delta["dead_terms"], delta["dead_docs"] = _terms_of(dead, base)
         return delta
 
     @classmethod
@@ -201,33 +240,28 @@ class LexicalIndex:
         if self.delta is None:
             docs = np.diff(self.offsets).tolist()
             return sorted(zip(self.terms, docs), key=lambda r: -r[1])
-        counts = dict(zip(self.terms, self._live_counts(self.offsets, self.post_chunk, self.alive).tolist()))
+        docs = np.diff(self.offsets)
+        np.subtract.at(docs, *self._dead_docs)
+        counts = dict(zip(self.terms, docs.tolist()))
         offsets, post_chunk, _, terms = self.delta
         for term, docs in zip(terms, np.diff(offsets).tolist()):
             counts[term] = counts.get(term, 0) + docs
         ordered = sorted((t for t, d in counts.items() if d), key=str.encode)
         return sorted(((t, counts[t]) for t in ordered), key=lambda r: -r[1])
 
-    @staticmethod
-    def _live_counts(offsets, post_chunk, alive) -> np.ndarray:
-        """Live chunks per term of the base (the deleted ones' postings left out)."""
-        if len(offsets) < 2:
-            return np.zeros(0, np.int64)
-        live = alive[post_chunk].astype(np.int64)
-        return np.add.reduceat(live, offsets[:-1]) if len(live) else np.zeros(len(offsets) - 1, np.int64)
-
     def _postings(self, term: QueryTerm) -> tuple[np.ndarray, np.ndarray]:
         """(chunks, weighted frequency) of a term; for a prefix term summed over its words."""
-        chunks, freq = self._run(term, self.terms, self.offsets, self.post_chunk, self.post_freq, 0)
+        chunks, freq = self._run(term, self.terms, self.offsets, (self.post_chunk, self.post_freq), 0, self._files)
         if self.delta is None:
             return chunks, freq
         keep = self.alive[chunks]
         offsets, post_chunk, post_freq, terms = self.delta
-        more, more_freq = self._run(term, terms, offsets, post_chunk, post_freq, self.n_base)
+        more, more_freq = self._run(term, terms, offsets, (post_chunk, post_freq), self.n_base, None)
         return np.concatenate([chunks[keep], more]), np.concatenate([freq[keep], more_freq])
 
-    def _run(self, term: QueryTerm, terms, offsets, post_chunk, post_freq, first: int) -> tuple[np.ndarray, np.ndarray]:
-        """The postings of ``term`` in one part of the index (chunk numbers from ``first``)."""
+    def _run(self, term: QueryTerm, terms, offsets, postings, first: int, readers) -> tuple[np.ndarray, np.ndarray]:
+        """The postings of ``term`` in one part of the index (chunk numbers from ``first``):
+        ``postings`` the arrays (chunk, frequency), ``readers`` their files (or None)."""
         lo = bisect_left(terms, term.text)
         if term.prefix:
             hi = bisect_left(terms, term.text + "{", lo)  # "{" follows "z": the end of the prefix run
@@ -236,7 +270,7 @@ class LexicalIndex:
         if hi <= lo:
             return np.zeros(0, np.int64), np.zeros(0)
         a, b = int(offsets[lo]), int(offsets[hi])
-        chunks, freq = post_chunk[a:b], post_freq[a:b].astype(np.float64)
+        chunks, freq = _slice(postings, readers, a, b)
         if hi - lo > 1:  # several words: one frequency per chunk (small integers: exact in any order)
             summed = np.bincount(chunks, weights=freq)
             chunks = np.flatnonzero(summed)
