@@ -527,18 +527,20 @@ def dead_rows(conn, base_rowids: np.ndarray) -> np.ndarray:
     return np.flatnonzero(~np.isin(base_rowids, current_rowids(conn))).astype(np.int64)
 
 
-_ROWIDS: list = [None, None, None]  # (connection, its data_version, rowids): the lexical and dense deltas share one read
+_ROWIDS: tuple = (None, None, None)  # (connection, its data_version, rowids): the lexical and dense deltas share one read
 
 
 def current_rowids(conn) -> np.ndarray:
     """All chunk rowids, as one string from the small entry-id index (a row per chunk through
     Python costs ~4x as much at 171k chunks)."""
+    global _ROWIDS
     version = conn.execute("PRAGMA data_version").fetchone()[0]
-    if _ROWIDS[0] is conn and _ROWIDS[1] == version:
-        return _ROWIDS[2]
+    cached = _ROWIDS  # one read: another thread may replace it meanwhile
+    if cached[0] is conn and cached[1] == version:
+        return cached[2]
     joined = conn.execute("SELECT group_concat(rowid) FROM chunks").fetchone()[0]
     rowids = np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, np.int64)
-    _ROWIDS[:] = [conn, version, rowids]
+    _ROWIDS = (conn, version, rowids)
     return rowids
 
 
