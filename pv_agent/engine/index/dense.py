@@ -58,7 +58,7 @@ class DenseMatrix:
     ARRAYS = "dense-int8"
 
     def __init__(self, rowids: np.ndarray, matrix: np.ndarray, key=None, bits: np.ndarray | None = None,
-                 codes: np.ndarray | None = None, scales: np.ndarray | None = None, matrix_file=None, codes_file=None):
+                 codes: np.ndarray | None = None, scales: np.ndarray | None = None, matrix_file=None):
         self.rowids = rowids
         self.matrix = matrix
         self.key = key
@@ -71,7 +71,6 @@ class DenseMatrix:
         self.codes = codes if self.bits is not None else None
         self.scales = scales if self.bits is not None else None
         self._reader = _RowReader(*matrix_file) if matrix_file and self.bits is not None else None
-        self._codes_reader = _RowReader(*codes_file) if codes_file and self.bits is not None else None
         self.n_base = len(rowids)
         self.extra = None  # an update's rows (a DenseMatrix of their own), numbered after the base's
         self.dead = None  # the base's rows deleted since (numbers into the base)
@@ -134,14 +133,13 @@ class DenseMatrix:
             "codes": dense.codes if staged else np.zeros((0, 1), dtype=np.int8),
             "scales": dense.scales if staged else np.zeros(0, dtype=np.float32),
         })
-        on_disk = saved["matrix"] is not dense.matrix
         return cls(saved["rowids"], saved["matrix"], key, saved["bits"], saved["codes"], saved["scales"],
-                   cache.file_of(cls.ARRAYS, "matrix") if on_disk else None, cache.file_of(cls.ARRAYS, "codes") if on_disk else None)
+                   cache.file_of(cls.ARRAYS, "matrix") if saved["matrix"] is not dense.matrix else None)
 
     @classmethod
     def _mapped(cls, arrays: dict, key, cache: "ArrayCache | None" = None) -> "DenseMatrix":
         return cls(arrays["rowids"], arrays["matrix"], key, arrays["bits"], arrays["codes"], arrays["scales"],
-                   cache.file_of(cls.ARRAYS, "matrix") if cache else None, cache.file_of(cls.ARRAYS, "codes") if cache else None)
+                   cache.file_of(cls.ARRAYS, "matrix") if cache else None)
 
     @classmethod
     def derive_delta(cls, conn, model: str, dim: int, base: dict) -> dict[str, np.ndarray] | None:
@@ -236,28 +234,10 @@ class DenseMatrix:
     def _int8_scores(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Approximate cosine of ``rows`` (sorted) from the int8 copy (the base's, then the delta's)."""
         if self.extra is None:
-            return self._base_int8(rows, q)
+            return self._int8_part(self.codes, self.scales, rows, q)
         cut = int(np.searchsorted(rows, self.n_base))
-        return np.concatenate([self._base_int8(rows[:cut], q),
+        return np.concatenate([self._int8_part(self.codes, self.scales, rows[:cut], q),
                                self._int8_part(self.extra["codes"], self.extra["scales"], rows[cut:] - self.n_base, q)])
-
-    def _base_int8(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """The base's int8 scores, read with ``pread`` from the saved file when it is there: a
-        pool's rows lie in a few hundred runs, and a memory map would leave every page the
-        pools ever touched (most of the copy after a few dozen questions) in the worker's RSS."""
-        if self._codes_reader is not None and len(rows):
-            out = np.empty(len(rows), dtype=np.float32)
-            block = self._INT8_BLOCK
-            for start in range(0, len(rows), block):
-                part = rows[start : start + block]
-                got = self._codes_reader.runs(part, self.codes.shape[1], np.int8)
-                if got is None:
-                    break
-                buf, at = got
-                out[start : start + len(part)] = (buf.astype(np.float32) @ q)[at]
-            else:
-                return out * self.scales[rows]
-        return self._int8_part(self.codes, self.scales, rows, q)
 
     def _int8_part(self, codes, scales, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
         out = np.empty(len(rows), dtype=np.float32)
@@ -372,32 +352,6 @@ class _RowReader:
             except OSError:
                 return None
         return out
-
-    RUN_GAP = 4  # rows between two wanted ones read along rather than with another call
-
-    def runs(self, rows: np.ndarray, width: int, dtype) -> tuple[np.ndarray, np.ndarray] | None:
-        """The rows ``rows`` (sorted) of ``width`` items of ``dtype``, read in runs (one call
-        per run of rows at most ``RUN_GAP`` apart): (buffer of the runs, position of each
-        wanted row in it)."""
-        if self.fd is None:
-            return None
-        size = width * np.dtype(dtype).itemsize
-        breaks = np.flatnonzero(np.diff(rows) > self.RUN_GAP) + 1
-        first = rows[np.r_[0, breaks]]
-        last = rows[np.r_[breaks - 1, len(rows) - 1]]
-        span = last - first + 1
-        place = np.r_[0, np.cumsum(span)[:-1]]
-        buf = np.empty((int(span.sum()), width), dtype=dtype)
-        view = memoryview(buf).cast("B")
-        base = self.offset
-        try:
-            for row, n, at in zip(first.tolist(), span.tolist(), place.tolist()):
-                if os.preadv(self.fd, [view[at * size : (at + n) * size]], base + row * size) != n * size:
-                    return None
-        except OSError:
-            return None
-        run_of = np.repeat(np.arange(len(first)), np.diff(np.r_[0, breaks, len(rows)]))
-        return buf, place[run_of] + rows - first[run_of]
 
     def __del__(self):
         if getattr(self, "fd", None) is not None:

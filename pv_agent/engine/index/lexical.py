@@ -111,7 +111,7 @@ class LexicalIndex:
         per_chunk = ("rowids", "lengths", "topic", "source", "entry", "kind")
         if delta is not None:
             # chunk i < n_base is the base's, the rest the delta's; the per-chunk arrays are
-            # small (8 bytes a chunk), the postings stay two memory-mapped parts
+            # small (8 bytes a chunk), the postings stay in their two parts
             for name in per_chunk:
                 setattr(self, name, np.concatenate([arrays[name], delta[name]]))
             self.labels += _unpack_words(delta["labels"]) if len(delta["labels"]) else []
