@@ -10,7 +10,11 @@ embedding cache's plain BLOBs (0.1 s at 16k chunks, against 5 s through ``vec0``
 Both in-memory structures (this matrix and ``lexical.LexicalIndex``) are derived once per index
 generation and saved as ``.npy`` files in ``<sidecar>.arrays/<generation key>/``; every other
 process memory-maps them, so the workers of one host share one copy through the page cache and
-a new worker starts without reading the vectors through SQLite (``ArrayCache``).
+a new worker starts without reading the vectors through SQLite (``ArrayCache``). An update
+saves only a delta on an older generation's arrays (the chunks added, the chunks deleted).
+
+Over 400 lines on purpose: the matrix search and the cache of saved arrays (with its deltas)
+are one file format, read and written here together with the ``pread`` reader both use.
 """
 from __future__ import annotations
 
