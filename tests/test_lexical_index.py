@@ -21,6 +21,7 @@ from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
 from pv_agent.engine.index.base import CompoundLookup, compound_ends_with
+from pv_agent.engine.index.lexical import LexicalIndex
 from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import query_terms
 from pv_agent.engine.retrieval.timeframe import asked_year
@@ -193,8 +194,21 @@ def test_an_update_gets_new_arrays_and_old_generations_are_removed(kb_dir, tmp_p
     assert index.refresh()
     hits = index.lexical_search([QueryTerm("zauberwort")], 5)
     assert hits and index.chunks_by_rowid([hits[0][0]]).popitem()[1].entry_id == "pv-sz-02"
-    after = os.listdir(path + ".arrays")
-    assert len(after) == 1 and after != before  # the new generation's folder replaced the old one
+    after = sorted(os.listdir(path + ".arrays"))
+    # the update's arrays are a delta on the previous generation's, which stays while referenced
+    assert len(after) == 2 and before[0] in after and os.path.isdir(os.path.join(path + ".arrays", after[-1], "lexical.delta"))
+    entry.write_text(entry.read_text(encoding="utf-8").replace("Zauberwort. ", "Zauberspruch. ", 1), encoding="utf-8")
+    build_index(load_knowledge_base(kb_dir).entries, path, settings, OllamaClient(settings))
+    assert index.refresh() and not index.lexical_search([QueryTerm("zauberwort")], 5)
+    assert index.lexical_search([QueryTerm("zauberspruch")], 5)
+    latest = sorted(os.listdir(path + ".arrays"))
+    assert len(latest) == 2 and before[0] in latest and after[-1] not in latest  # the older delta went
+    full = SidecarIndex.open(path)
+    full.lexical_index()  # as derived from scratch: same floats, same vocabulary
+    scratch = LexicalIndex(LexicalIndex.derive(full.conn))
+    for terms in ([QueryTerm("zauberspruch")], [QueryTerm("sonderzahlung", prefix=True), QueryTerm("urlaub", prefix=True)]):
+        assert full.lexical_search(terms, 50) == scratch.search(terms, 50)
+    assert full.vocabulary() == scratch.vocabulary()
 
 
 def test_a_process_on_an_older_generation_keeps_the_newer_arrays(tmp_path):

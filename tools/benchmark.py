@@ -29,7 +29,7 @@ from pv_agent.engine.config import Settings
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
-from pv_agent.engine.index.sqlite_conn import connect
+from pv_agent.engine.index.sqlite_conn import MMAP_BYTES, connect
 from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import index_text, query_terms, stem
 from tools.synthcorpus import REAL_ENTRIES, PrecomputedVectors, generate
@@ -527,6 +527,7 @@ def bench_dense_peers(index: SidecarIndex, corpus: Corpus, matrix: np.ndarray, h
     out = {"dense_recall_at_50": round(float(recall), 4), "peers": peers}
 
     n_vec0 = 200 if len(matrix) < 50_000 else 30  # vec0 brute force is slow at 10x
+    index.conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")  # vec0 at its best (readers do not map the file)
     peers["sqlite_vec_vec0_ms"] = percentiles(timed(lambda q: index.dense_search_vec0(q.tolist(), TOP), qs[:n_vec0], warmup=2))
 
     if want_chroma:

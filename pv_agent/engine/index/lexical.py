@@ -12,7 +12,7 @@ import numpy as np
 
 from ..types import QueryTerm
 from .base import query_phrases
-from .dense import ArrayCache
+from .dense import ArrayCache, _RowReader, dead_rows
 
 
 def _pack_words(words: list[str]) -> np.ndarray:
@@ -21,6 +21,42 @@ def _pack_words(words: list[str]) -> np.ndarray:
 
 def _unpack_words(packed: np.ndarray) -> list[str]:
     return bytes(packed).decode().split("\n")
+
+
+def _compact(freq: np.ndarray) -> np.ndarray:
+    """The weighted frequencies (head 2, body 1: small integers) in the smallest unsigned type
+    that holds them exactly — one byte a posting at 171k chunks instead of four."""
+    if len(freq) and freq.min() >= 0 and np.array_equal(freq, np.rint(freq)):
+        return freq.astype(np.min_scalar_type(int(freq.max())))
+    return freq.astype(np.float32)
+
+
+def _files(cache) -> dict:
+    return {name: cache.file_of("lexical", name) for name in ("post_chunk", "post_freq")}
+
+
+def _slice(postings, readers, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """(chunks, frequencies as float64) of postings ``a:b``: read from the files if ``readers``,
+    else (or if a read fails) from the arrays."""
+    chunk_array, freq_array = postings
+    if readers:
+        chunks = readers["post_chunk"].span(a, b, chunk_array.dtype)
+        freq = readers["post_freq"].span(a, b, freq_array.dtype)
+        if chunks is not None and freq is not None:
+            return chunks, freq.astype(np.float64)
+    return chunk_array[a:b], freq_array[a:b].astype(np.float64)
+
+
+def _terms_of(dead: np.ndarray, base: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(base term, number of ``dead`` chunks holding it): one pass over the base's postings."""
+    if not len(dead):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    gone = np.zeros(len(base["rowids"]), dtype=bool)
+    gone[dead] = True
+    at = np.flatnonzero(gone[base["post_chunk"]])
+    terms = np.searchsorted(base["offsets"], at, side="right") - 1
+    found, docs = np.unique(terms, return_counts=True)
+    return found.astype(np.int64), docs.astype(np.int64)
 
 
 # FTS5's bm25() constants (fts5_aux.c) and the sidecar's column weights: head 2, body 1.
@@ -48,22 +84,50 @@ class LexicalIndex:
     """
 
     NAMES = ("rowids", "lengths", "topic", "source", "entry", "kind", "offsets", "post_chunk", "post_freq", "terms", "labels")
+    # An update's delta: the same arrays for the chunks added since the base generation (their
+    # codes continue the base's ``labels``; ``labels`` holds only the new ones), plus ``dead``,
+    # the base's chunks deleted since.
+    # ``dead_terms``/``dead_docs``: how many of the deleted chunks held each base term (so the
+    # vocabulary's document counts need no pass over the base's postings in every worker).
+    DELTA_NAMES = NAMES + ("dead", "dead_terms", "dead_docs")
+    # Above this share of the base's chunks changed, an update derives the arrays anew.
+    DELTA_SHARE = 0.05
 
-    def __init__(self, arrays: dict, key=None):
+    def __init__(self, arrays: dict, key=None, delta: dict | None = None, files: dict | None = None):
+        """``files``: (path, data offset) of the saved ``post_chunk`` and ``post_freq``: the
+        postings a query needs are then read with ``pread`` (a slice per term) rather than
+        through the memory map, where every slice ever read would stay in the worker's RSS."""
         self.key = key
-        self.rowids = arrays["rowids"]
-        self.lengths = np.asarray(arrays["lengths"], dtype=np.float64)
-        self.topic = arrays["topic"]
-        self.source = arrays["source"]
-        self.entry = arrays["entry"]
-        self.kind = arrays["kind"]
+        self._files = {name: _RowReader(*files[name]) for name in ("post_chunk", "post_freq")} \
+            if files and files.get("post_chunk") and files.get("post_freq") else None
+        self.n_base = len(arrays["rowids"])
         self.offsets = arrays["offsets"]
         self.post_chunk = arrays["post_chunk"]
         self.post_freq = arrays["post_freq"]
         self.terms = _unpack_words(arrays["terms"]) if len(self.offsets) > 1 else []
-        self.labels = _unpack_words(arrays["labels"])
-        self.n_rows = len(self.rowids)
-        self.avgdl = float(self.lengths.sum()) / self.n_rows if self.n_rows else 1.0
+        self.labels = _unpack_words(arrays["labels"]) if len(arrays["labels"]) else []
+        self.delta = None
+        self.alive = None  # chunks not deleted since the base (None: all)
+        per_chunk = ("rowids", "lengths", "topic", "source", "entry", "kind")
+        if delta is not None:
+            # chunk i < n_base is the base's, the rest the delta's; the per-chunk arrays are
+            # small (8 bytes a chunk), the postings stay in their two parts
+            for name in per_chunk:
+                setattr(self, name, np.concatenate([arrays[name], delta[name]]))
+            self.labels += _unpack_words(delta["labels"]) if len(delta["labels"]) else []
+            self.delta = (delta["offsets"], delta["post_chunk"], delta["post_freq"],
+                          _unpack_words(delta["terms"]) if len(delta["offsets"]) > 1 else [])
+            self._dead_docs = (delta["dead_terms"], delta["dead_docs"])
+            self.alive = np.ones(len(self.rowids), dtype=bool)
+            self.alive[np.asarray(delta["dead"], dtype=np.int64)] = False
+        else:
+            for name in per_chunk:
+                setattr(self, name, arrays[name])
+        self.lengths = np.asarray(self.lengths, dtype=np.float64)
+        self.n_rows = len(self.rowids)  # the size of the chunk index space, dead chunks included
+        self.n_live = self.n_rows if self.alive is None else int(self.alive.sum())
+        live_lengths = self.lengths if self.alive is None else self.lengths[self.alive]
+        self.avgdl = float(live_lengths.sum()) / self.n_live if self.n_live else 1.0
         # the length part of BM25's denominator per chunk, as fts5_aux.c forms it
         self.norm = BM25_K1 * ((1 - BM25_B) + BM25_B * self.lengths / self.avgdl) if self.n_rows else self.lengths
         self._label_code = {label: i for i, label in enumerate(self.labels)}
@@ -71,24 +135,57 @@ class LexicalIndex:
 
     @classmethod
     def open(cls, conn, cache: "ArrayCache | None" = None, key=None) -> "LexicalIndex":
-        arrays = cache.load("lexical", cls.NAMES) if cache else None
-        if arrays is None:
-            arrays = cls.derive(conn)
-            if cache:
-                arrays = cache.save("lexical", arrays)
-        return cls(arrays, key)
+        """The generation's arrays memory-mapped: saved whole, or as a delta on an older
+        generation's (an update); derived and saved if neither is there."""
+        if cache is None:
+            return cls(cls.derive(conn), key)
+        arrays = cache.load("lexical", cls.NAMES)
+        if arrays is not None:
+            return cls(arrays, key, files=_files(cache))
+        layered = cache.load_layered("lexical", cls.NAMES, cls.DELTA_NAMES)
+        if layered is not None:
+            return cls(layered[0], key, layered[1], _files(cache.of_base(layered[1])))
+        previous = cache.previous("lexical", cls.NAMES)
+        if previous is not None:
+            delta = cls.derive_delta(conn, previous[1])
+            if delta is not None:
+                saved = cache.save_delta("lexical", previous[0], delta)
+                return cls(previous[1], key, saved, _files(cache.of_base(saved)))
+        arrays = cache.save("lexical", cls.derive(conn))
+        return cls(arrays, key, files=_files(cache) if isinstance(arrays["post_chunk"].base, np.memmap) else None)
 
     @classmethod
-    def derive(cls, conn) -> dict[str, np.ndarray]:
-        """Build the arrays from the FTS5 table's stored text (folded words joined by spaces)."""
-        rows = conn.execute(
-            "SELECT f.rowid, f.head, f.body, c.topic, c.source, c.entry_id, c.kind FROM chunks_fts f"
-            " JOIN chunks c ON c.rowid = f.rowid ORDER BY f.rowid"
-        ).fetchall()
+    def derive_delta(cls, conn, base: dict) -> dict[str, np.ndarray] | None:
+        """The delta of the current chunks against ``base`` (an older generation's full arrays),
+        or None when so much changed that deriving anew is the better choice. Chunk rowids are
+        never reused (``SidecarWriter``), so the chunks added since are those above the base's last."""
+        base_rowids = base["rowids"]
+        last = int(base_rowids[-1]) if len(base_rowids) else 0
+        dead = dead_rows(conn, base_rowids)
+        added = conn.execute("SELECT count(*) FROM chunks WHERE rowid > ?", (last,)).fetchone()[0]
+        if added + len(dead) > max(cls.DELTA_SHARE * len(base_rowids), 16):
+            return None
+        delta = cls.derive(conn, after=last, labels=_unpack_words(base["labels"]) if len(base["labels"]) else [])
+        delta["dead"] = dead
+        delta["dead_terms"], delta["dead_docs"] = _terms_of(dead, base)
+        return delta
+
+    @classmethod
+    def derive(cls, conn, after: int | None = None, labels: list[str] | None = None) -> dict[str, np.ndarray]:
+        """Build the arrays from the FTS5 table's stored text (folded words joined by spaces);
+        with ``after``, only of the chunks above that rowid, their label codes continuing
+        ``labels`` (such a delta's ``labels`` are only the new ones)."""
+        sql = ("SELECT f.rowid, f.head, f.body, c.topic, c.source, c.entry_id, c.kind FROM chunks_fts f"
+               " JOIN chunks c ON c.rowid = f.rowid")
+        if after is None:
+            rows = conn.execute(sql + " ORDER BY f.rowid").fetchall()
+        else:
+            rows = conn.execute(sql + " WHERE f.rowid > ? ORDER BY f.rowid", (after,)).fetchall()
         n = len(rows)
         words: list[str] = []
         pieces = np.zeros(2 * n, dtype=np.int64)  # words in head, body, head, body …
-        labels: dict[str, int] = {}
+        known = len(labels or ())
+        labels: dict[str, int] = {label: i for i, label in enumerate(labels or ())}
         topic = np.zeros(n, dtype=np.int32)
         source = np.zeros(n, dtype=np.int32)
         entry = np.zeros(n, dtype=np.int32)
@@ -124,15 +221,17 @@ class LexicalIndex:
         return {
             "rowids": rowids, "lengths": pieces.reshape(-1, 2).sum(axis=1).astype(np.int32) if n else np.zeros(0, np.int32),
             "topic": topic, "source": source, "entry": entry, "kind": kind, "offsets": offsets.astype(np.int64),
-            "post_chunk": post_chunk.astype(np.int32), "post_freq": freq.astype(np.float32),
-            "terms": _pack_words(terms), "labels": _pack_words(list(labels)),
+            "post_chunk": post_chunk.astype(np.int32), "post_freq": _compact(freq),
+            "terms": _pack_words(terms), "labels": _pack_words(list(labels)[known:]),
         }
 
     def chunk_keys(self, rowids: list[int]) -> dict[int, tuple[str, str]] | None:
-        """(entry id, kind) per chunk rowid; None if a rowid is unknown."""
+        """(entry id, kind) per chunk rowid; None if a rowid is unknown (or deleted)."""
         wanted = np.asarray(rowids, dtype=np.int64)
         at = np.minimum(np.searchsorted(self.rowids, wanted), max(self.n_rows - 1, 0))
         if not self.n_rows or not np.array_equal(self.rowids[at], wanted):
+            return None
+        if self.alive is not None and not self.alive[at].all():
             return None
         labels = self.labels
         return {r: (labels[e], labels[k]) for r, e, k in zip(rowids, self.entry[at].tolist(), self.kind[at].tolist())}
@@ -169,25 +268,45 @@ class LexicalIndex:
 
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, chunks containing it), most frequent first, ties bytewise."""
-        docs = np.diff(self.offsets).tolist()
-        return sorted(zip(self.terms, docs), key=lambda r: -r[1])
+        if self.delta is None:
+            docs = np.diff(self.offsets).tolist()
+            return sorted(zip(self.terms, docs), key=lambda r: -r[1])
+        docs = np.diff(self.offsets)
+        np.subtract.at(docs, *self._dead_docs)
+        counts = dict(zip(self.terms, docs.tolist()))
+        offsets, post_chunk, _, terms = self.delta
+        for term, docs in zip(terms, np.diff(offsets).tolist()):
+            counts[term] = counts.get(term, 0) + docs
+        ordered = sorted((t for t, d in counts.items() if d), key=str.encode)
+        return sorted(((t, counts[t]) for t in ordered), key=lambda r: -r[1])
 
     def _postings(self, term: QueryTerm) -> tuple[np.ndarray, np.ndarray]:
         """(chunks, weighted frequency) of a term; for a prefix term summed over its words."""
-        lo = bisect_left(self.terms, term.text)
+        chunks, freq = self._run(term, self.terms, self.offsets, (self.post_chunk, self.post_freq), 0, self._files)
+        if self.delta is None:
+            return chunks, freq
+        keep = self.alive[chunks]
+        offsets, post_chunk, post_freq, terms = self.delta
+        more, more_freq = self._run(term, terms, offsets, (post_chunk, post_freq), self.n_base, None)
+        return np.concatenate([chunks[keep], more]), np.concatenate([freq[keep], more_freq])
+
+    def _run(self, term: QueryTerm, terms, offsets, postings, first: int, readers) -> tuple[np.ndarray, np.ndarray]:
+        """The postings of ``term`` in one part of the index (chunk numbers from ``first``):
+        ``postings`` the arrays (chunk, frequency), ``readers`` their files (or None)."""
+        lo = bisect_left(terms, term.text)
         if term.prefix:
-            hi = bisect_left(self.terms, term.text + "{", lo)  # "{" follows "z": the end of the prefix run
+            hi = bisect_left(terms, term.text + "{", lo)  # "{" follows "z": the end of the prefix run
         else:
-            hi = lo + 1 if lo < len(self.terms) and self.terms[lo] == term.text else lo
+            hi = lo + 1 if lo < len(terms) and terms[lo] == term.text else lo
         if hi <= lo:
-            return np.zeros(0, np.int32), np.zeros(0)
-        a, b = int(self.offsets[lo]), int(self.offsets[hi])
-        chunks, freq = self.post_chunk[a:b], self.post_freq[a:b].astype(np.float64)
+            return np.zeros(0, np.int64), np.zeros(0)
+        a, b = int(offsets[lo]), int(offsets[hi])
+        chunks, freq = _slice(postings, readers, a, b)
         if hi - lo > 1:  # several words: one frequency per chunk (small integers: exact in any order)
-            summed = np.bincount(chunks, weights=freq, minlength=self.n_rows)
+            summed = np.bincount(chunks, weights=freq)
             chunks = np.flatnonzero(summed)
             freq = summed[chunks]
-        return chunks, freq
+        return (chunks + first if first else chunks), freq
 
     def _phrase_postings(self, members: list[QueryTerm]) -> tuple[np.ndarray, np.ndarray]:
         if len(members) == 1:
@@ -205,7 +324,7 @@ class LexicalIndex:
             return []
         score = np.zeros(self.n_rows)
         matched = np.zeros(self.n_rows, dtype=bool)
-        n = float(self.n_rows)
+        n = float(self.n_live)
         for members in query_phrases(terms):
             chunks, freq = self._phrase_postings(members)
             if not len(chunks):
