@@ -83,6 +83,20 @@ def test_goldset_rankings_unchanged_by_the_speed_work(kb_index):
         assert after == before, q.id
 
 
+def test_scratch_buffers_are_per_thread_and_left_clean(kb_index):
+    """search() reuses per-thread scratch arrays: queries in any order and from threads at once
+    give what a lone query gives (a buffer left dirty would add to the next query's scores)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    index = SidecarIndex.open(kb_index)
+    queries = [_terms(index, q.question) for q in GOLDSET[:40]]
+    alone = [SidecarIndex.open(kb_index).lexical_search(t, 20) for t in queries]
+    assert [index.lexical_search(t, 20) for t in reversed(queries)] == alone[::-1]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(lambda t: index.lexical_search(t, 20), queries)) == alone
+
+
 def test_a_generic_head_no_longer_floods_the_ranking(kb_index):
     """Issue 14: "Betrag" expanded to every …betrag compound, each scored with its own (high)
     IDF, put the Pensionistenabsetzbetrag first for a question on Sonderzahlungen. Scored as one

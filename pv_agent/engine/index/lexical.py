@@ -6,6 +6,7 @@ the source of this index (read in ``LexicalIndex.derive``) and the reference it 
 from __future__ import annotations
 
 import math
+import threading
 from bisect import bisect_left
 
 import numpy as np
@@ -308,38 +309,67 @@ class LexicalIndex:
             freq = summed[chunks]
         return (chunks + first if first else chunks), freq
 
-    def _phrase_postings(self, members: list[QueryTerm]) -> tuple[np.ndarray, np.ndarray]:
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """This thread's zeroed score, phrase-sum and match arrays, one slot per chunk. Kept
+        between queries and cleared only where a query wrote: a fresh array the size of the
+        chunk table per query costs more than the search itself in a new process (the
+        allocator hands the pages back and zeroes them again)."""
+        local = self.__dict__.setdefault("_local", threading.local())
+        buffers = getattr(local, "buffers", None)
+        if buffers is None:
+            buffers = local.buffers = (np.zeros(self.n_rows), np.zeros(self.n_rows), np.zeros(self.n_rows, dtype=bool))
+        return buffers
+
+    def _phrase_postings(self, members: list[QueryTerm], summed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(chunks, summed frequency) of a compound group; ``summed`` is a zeroed scratch array,
+        left zeroed."""
         if len(members) == 1:
             return self._postings(members[0])
-        summed = np.zeros(self.n_rows)
-        for term in members:
-            chunks, freq = self._postings(term)
-            summed[chunks] += freq
-        chunks = np.flatnonzero(summed)
-        return chunks, summed[chunks]
+        touched = []
+        try:
+            for term in members:
+                chunks, freq = self._postings(term)
+                summed[chunks] += freq
+                touched.append(chunks)
+            chunks = np.flatnonzero(summed)
+            return chunks, summed[chunks]
+        finally:
+            for chunks in touched:
+                summed[chunks] = 0.0
 
     def search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]:
         """(rowid, bm25) best first, as ``SidecarIndex.lexical_search``."""
         if not self.n_rows or limit <= 0:
             return []
-        score = np.zeros(self.n_rows)
-        matched = np.zeros(self.n_rows, dtype=bool)
+        score, summed, matched = self._buffers()
+        touched = []
+        try:
+            return self._score(terms, limit, topics, scopes, score, summed, matched, touched)
+        finally:  # leave the buffers zeroed for the next query of this thread
+            for chunks in touched:
+                score[chunks] = 0.0
+                matched[chunks] = False
+
+    def _score(self, terms, limit, topics, scopes, score, summed, matched, touched) -> list[tuple[int, float]]:
         n = float(self.n_live)
         for members in query_phrases(terms):
-            chunks, freq = self._phrase_postings(members)
+            chunks, freq = self._phrase_postings(members, summed)
             if not len(chunks):
                 continue
+            touched.append(chunks)
             hits = float(len(chunks))
             idf = math.log((n - hits + 0.5) / (hits + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
             score[chunks] += idf * ((freq * (BM25_K1 + 1.0)) / (freq + self.norm[chunks]))
             matched[chunks] = True
-        if topics:
-            matched &= np.isin(self.topic, [self._label_code.get(t, -1) for t in topics])
-        if scopes:
-            matched &= np.isin(self.source, [self._label_code.get(s, -1) for s in scopes])
+        if not touched:
+            return []
         found = np.flatnonzero(matched)
+        if topics:
+            found = found[np.isin(self.topic[found], [self._label_code.get(t, -1) for t in topics])]
+        if scopes:
+            found = found[np.isin(self.source[found], [self._label_code.get(s, -1) for s in scopes])]
         if not len(found):
             return []
         values = score[found]
