@@ -31,7 +31,7 @@ from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.retrieval.retrieve import MAX_INFIX_EXPANSIONS, lexical_terms, retrieve
 from pv_agent.engine.index.sqlite_conn import MMAP_BYTES, connect
 from pv_agent.engine.index.sqlite_store import SidecarIndex
-from pv_agent.engine.textnorm import index_text, query_terms, stem
+from pv_agent.engine.textnorm import glossed, index_text, query_terms, stem
 from tools.synthcorpus import REAL_ENTRIES, PrecomputedVectors, generate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +83,9 @@ class QueryVectors:
     """The precomputed vector of each benchmark question, looked up by its text (not a model)."""
 
     def __init__(self, questions: list[str], vectors: np.ndarray):
+        # retrieve() embeds the question with its glosses spelled out: both texts map to its vector
         self.by_text = {q: v for q, v in zip(questions, vectors)}
+        self.by_text.update({glossed(q): v for q, v in zip(questions, vectors)})
         self.fallback = vectors[0]
 
     def embed(self, texts, model=None):
@@ -270,6 +272,7 @@ import numpy as np
 from pv_agent.engine.config import Settings
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.sqlite_store import SidecarIndex
+from pv_agent.engine.textnorm import glossed
 imported = time.time()
 
 def status(key):
@@ -280,6 +283,8 @@ index_path, qpath, model = sys.argv[1:4]
 wait = "--wait" in sys.argv
 questions = json.loads(sys.stdin.readline())
 vectors = dict(zip(questions, np.load(qpath).tolist()))
+
+vectors.update({glossed(q): vectors[q] for q in questions})  # retrieve() embeds the glossed question
 
 class QueryVectors:
     def embed(self, texts, model=None):
