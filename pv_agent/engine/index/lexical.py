@@ -366,6 +366,7 @@ class LexicalIndex:
         if not touched:
             return []
         found = np.flatnonzero(matched)
+        touched[:] = [found]  # every chunk written to: one array for search() to clear, not one per phrase
         if topics:
             found = found[np.isin(self.topic[found], [self._label_code.get(t, -1) for t in topics])]
         if scopes:
