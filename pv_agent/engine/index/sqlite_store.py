@@ -86,10 +86,7 @@ class SidecarIndex(IndexMetaMixin):
         self._vocab: list[tuple[str, int]] | None = None
         self._dense: DenseMatrix | None = None
         self._lexical: LexicalIndex | None = None
-        self._entry_cache: dict[str, Entry] = {}
-        self._entry_cache_key = ""
-        self._head_cache: dict[str, EntryHead] = {}
-        self._head_cache_key = ""
+        self._row_caches: dict[str, tuple[str, dict]] = {}  # "entries"/"heads": (generation key, decoded rows)
         self._key_made_from: tuple | None = None  # see _generation_key
         self.problem = ""  # why the last refresh kept the previous file, if it did
 
@@ -150,41 +147,31 @@ class SidecarIndex(IndexMetaMixin):
     def entries_by_id(self, ids) -> dict[str, Entry]:
         """Entries by id; the recently read ones from a small per-generation cache (an entry
         is immutable within a generation, and decoding one costs more than the look-up)."""
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
-        key = self._generation_key()
-        if self._entry_cache_key != key:
-            self._entry_cache, self._entry_cache_key = {}, key
-        found = {i: self._entry_cache[i] for i in ids if i in self._entry_cache}
-        missing = [i for i in ids if i not in found]
-        if missing:
-            marks = ",".join("?" * len(missing))
-            rows = self.conn.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE id IN ({marks})", missing).fetchall()
-            if len(self._entry_cache) + len(rows) > ENTRY_CACHE_SIZE:
-                self._entry_cache = {}
-            for r in rows:
-                found[r[0]] = self._entry_cache[r[0]] = _entry_from_row(r)
-        return {i: found[i] for i in ids if i in found}
+        return self._cached_entry_rows("entries", ids, _ENTRY_COLUMNS, _entry_from_row, ENTRY_CACHE_SIZE)
 
     def entry_heads(self, ids) -> dict[str, EntryHead]:
         """The entries without their bodies (what hits and fusion read), from a per-generation
         cache like ``entries_by_id``'s."""
+        return self._cached_entry_rows("heads", ids, _ENTRY_HEAD_COLUMNS, _entry_head_from_row, ENTRY_HEAD_CACHE_SIZE)
+
+    def _cached_entry_rows(self, cache_name: str, ids, columns: str, decode, size: int) -> dict:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
         key = self._generation_key()
-        if self._head_cache_key != key:
-            self._head_cache, self._head_cache_key = {}, key
-        found = {i: self._head_cache[i] for i in ids if i in self._head_cache}
+        cache_key, cache = self._row_caches.get(cache_name, ("", {}))
+        if cache_key != key:
+            cache = {}
+        found = {i: cache[i] for i in ids if i in cache}
         missing = [i for i in ids if i not in found]
         if missing:
             marks = ",".join("?" * len(missing))
-            rows = self.conn.execute(f"SELECT {_ENTRY_HEAD_COLUMNS} FROM entries WHERE id IN ({marks})", missing).fetchall()
-            if len(self._head_cache) + len(rows) > ENTRY_HEAD_CACHE_SIZE:
-                self._head_cache = {}
+            rows = self.conn.execute(f"SELECT {columns} FROM entries WHERE id IN ({marks})", missing).fetchall()
+            if len(cache) + len(rows) > size:  # start afresh rather than track an order
+                cache = {}
             for r in rows:
-                found[r[0]] = self._head_cache[r[0]] = _entry_head_from_row(r)
+                found[r[0]] = cache[r[0]] = decode(r)
+        self._row_caches[cache_name] = (key, cache)
         return {i: found[i] for i in ids if i in found}
 
     def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
