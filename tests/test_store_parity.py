@@ -157,6 +157,8 @@ def test_entry_heads_and_chunk_outlines_are_the_same_on_both_stores(both_stores)
     rows = sidecar.chunks_of_entries(ids)  # section order, as the outline's
     assert [(r.entry_id, r.rowid, r.kind) for r in rows] == [(e, r, k) for e, chunks in outline.items() for r, k in chunks]
     assert sidecar.entry_tags(ids) == postgres.entry_tags(ids) == {e.id: e.tags for e in sidecar.entries_by_id(ids[:-1]).values()}
+    every = sidecar.entry_tags()  # all entries at once, in id order (read once per generation)
+    assert list(every.items()) == list(postgres.entry_tags().items()) == list(sidecar.entry_tags(ids[:-1]).items())
     full = sidecar.entries_by_id(ids[:5])
     heads = sidecar.entry_heads(ids[:5])
     for eid, entry in full.items():

@@ -285,7 +285,10 @@ class PgIndex(IndexMetaMixin):
         found = {r[0]: _entry_head_from_row(r) for r in rows}
         return {i: found[i] for i in ids if i in found}
 
-    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
+    def entry_tags(self, ids=None) -> dict[str, tuple[str, ...]]:
+        if ids is None:  # every entry's, in id order (byte order, as the sidecar's)
+            rows = self._query(f'SELECT id, tags FROM {self._t["entries"]} ORDER BY id COLLATE "C"')
+            return {r[0]: tuple(json.loads(r[1])) for r in rows}
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}

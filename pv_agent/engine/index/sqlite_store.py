@@ -174,8 +174,12 @@ class SidecarIndex(IndexMetaMixin):
         self._row_caches[cache_name] = (key, cache)
         return {i: found[i] for i in ids if i in found}
 
-    def entry_tags(self, ids) -> dict[str, tuple[str, ...]]:
-        """The entries' tags alone (what fusion's tag-phrase check reads of every candidate)."""
+    def entry_tags(self, ids=None) -> dict[str, tuple[str, ...]]:
+        """The entries' tags alone; with ``ids`` None every entry's, in id order (what fusion's
+        tag-phrase check reads once per generation)."""
+        if ids is None:
+            rows = self.conn.execute("SELECT id, tags FROM entries ORDER BY id")
+            return {r[0]: tuple(json.loads(r[1])) for r in rows}
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}

@@ -347,30 +347,42 @@ def _tag_phrase_entries(index, question_stems: tuple[str, ...], candidates) -> l
     contiguous run of words (compared by stem)."""
     if len(question_stems) < 2:
         return []
-    phrases = _tag_phrases(index, candidates)
-    text = " " + " ".join(question_stems) + " "
-    return [eid for eid in candidates if phrases.get(eid) and any(f" {p} " in text for p in phrases[eid])]
+    phrases = _tag_phrases(index)
+    if not phrases.entries:
+        return []
+    n = len(question_stems)
+    runs = (" ".join(question_stems[i:j]) for i in range(n - 1) for j in range(i + 2, min(n, i + phrases.longest) + 1))
+    marked = {eid for run in runs for eid in phrases.entries.get(run, ())}
+    return [eid for eid in candidates if eid in marked]
 
 
-def _tag_phrases(index, entry_ids) -> dict[str, tuple[str, ...]]:
-    """Each entry's multi-word tags as stem sequences, cached per index generation; the tags of
-    the entries not seen yet are read in one query (tags only: a question has ~100 candidates)."""
+@dataclass(frozen=True)
+class _TagPhrases:
+    """Every entry's multi-word tags as stem sequences ("zuschlag zum db"): the entries tagged
+    with each, and the most words one has (the longest run of question words to look up)."""
+
+    entries: dict[str, tuple[str, ...]]
+    longest: int
+
+
+def _tag_phrases(index) -> _TagPhrases:
+    """The index's tag phrases, from one read of all entries' tags per index generation: read
+    for the candidates of each question instead, they cost a query per question until every
+    entry had been a candidate once."""
     cached = getattr(index, "_pv_tag_phrases", None)
     if cached is None or cached[0] != index.generation:
-        cached = (index.generation, {})
-        index._pv_tag_phrases = cached
-    known = cached[1]
-    missing = [e for e in entry_ids if e not in known]
-    if missing:
-        for eid, tags in index.entry_tags(missing).items():
+        tagged: dict[str, list[str]] = defaultdict(list)
+        for eid, tags in index.entry_tags(None).items():
             # words separated by spaces: a hyphenated compound ("Homeoffice-Pauschale") or a
             # figure with its unit ("3 €", "100 Tage") is no phrase, it matches the single words
             multi = (tag for tag in tags if len(tag.split()) >= 2 and not any(c.isdigit() for c in tag))
             runs = (tuple(stem(t) for t in tokens(tag)) for tag in multi)
-            known[eid] = tuple(" ".join(r) for r in runs if len(r) >= 2)
-        for eid in missing:
-            known.setdefault(eid, ())
-    return known
+            for phrase in dict.fromkeys(" ".join(r) for r in runs if len(r) >= 2):
+                tagged[phrase].append(eid)
+        entries = {phrase: tuple(eids) for phrase, eids in tagged.items()}
+        cached = (index.generation, _TagPhrases(entries, max((p.count(" ") + 1 for p in entries), default=0)))
+        index._pv_tag_phrases = cached
+    return cached[1]
 
 
 def _entry_ranks(ranking, keys) -> dict[str, int]:
