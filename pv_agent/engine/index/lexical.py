@@ -305,7 +305,7 @@ class LexicalIndex:
         chunks, freq = _slice(postings, readers, a, b)
         if hi - lo > 1:  # several words: one frequency per chunk (small integers: exact in any order)
             summed = np.bincount(chunks, weights=freq)
-            chunks = np.flatnonzero(summed)
+            chunks = np.flatnonzero(summed != 0)  # nonzero() of a float array: several times slower than of a mask
             freq = summed[chunks]
         return (chunks + first if first else chunks), freq
 
@@ -331,7 +331,7 @@ class LexicalIndex:
                 chunks, freq = self._postings(term)
                 summed[chunks] += freq
                 touched.append(chunks)
-            chunks = np.flatnonzero(summed)
+            chunks = np.flatnonzero(summed != 0)  # nonzero() of a float array: several times slower than of a mask
             return chunks, summed[chunks]
         finally:
             for chunks in touched:
