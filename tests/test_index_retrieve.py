@@ -368,3 +368,36 @@ def test_missing_pgvector_is_named(kb_dir, dead_settings):
         pytest.skip(f"{dsn} has pgvector")
     with pytest.raises(PgvectorMissing, match="pgvector \\(Name 'vector'\\) ist auf dem Datenbankserver nicht installiert"):
         build_index(load_knowledge_base(kb_dir).entries, dsn, dead_settings, None)
+
+
+@pytest.mark.parametrize("cache_size", [2, 2048])
+def test_entry_heads_are_read_all_at_once_when_they_fit_and_follow_an_update(kb_dir, tmp_path, dead_settings, monkeypatch,
+                                                                           cache_size):
+    """The sidecar's entry heads (what every hit shows): an index whose entries all fit the cache
+    has them read in one query per generation, a larger one as asked; either way the same heads,
+    unknown ids left out, and an update's new title seen after refresh()."""
+    from pv_agent.engine.index import sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "ENTRY_HEAD_CACHE_SIZE", cache_size)
+    path = str(tmp_path / "index.db")
+    build_index(load_knowledge_base(kb_dir).entries, path, dead_settings, OllamaClient(dead_settings))
+    reader = SidecarIndex.open(path)
+    ids = reader.entry_ids()
+    queries = []
+    reader.conn.set_trace_callback(lambda sql: queries.append(sql) if "FROM entries" in sql else None)
+    heads = {}
+    for eid in ids + ["kein-eintrag"]:
+        heads.update(reader.entry_heads([eid, "kein-eintrag"]))
+    # the count, then all rows at once, or a query per call (each asks for the unknown id too)
+    assert len(queries) == (2 if cache_size >= len(ids) else 1 + len(ids) + 1)
+    assert list(heads) == ids
+    for eid, entry in reader.entries_by_id(ids).items():
+        assert heads[eid] == (entry.id, entry.title, entry.stand, entry.topic, entry.source, entry.official, entry.tags,
+                              entry.legal_bases, entry.cross_refs)
+
+    doc = kb_dir / "dokumente" / "pv-sz-02.md"
+    doc.write_text(doc.read_text().replace('title: "Jahressechstel"', 'title: "Jahressechstel neu"'))
+    assert not build_index(load_knowledge_base(kb_dir).entries, path, dead_settings, OllamaClient(dead_settings)).full
+    assert reader.refresh() is True
+    assert reader.entry_heads(["pv-sz-02"])["pv-sz-02"].title == "Jahressechstel neu"
+    reader.close()

@@ -86,7 +86,8 @@ class SidecarIndex(IndexMetaMixin):
         self._vocab: list[tuple[str, int]] | None = None
         self._dense: DenseMatrix | None = None
         self._lexical: LexicalIndex | None = None
-        self._row_caches: dict[str, tuple[str, dict]] = {}  # "entries"/"heads": (generation key, decoded rows)
+        # "entries"/"heads": (generation key, decoded rows, whether they are all the index's)
+        self._row_caches: dict[str, tuple[str, dict, bool]] = {}
         self._key_made_from: tuple | None = None  # see _generation_key
         self.problem = ""  # why the last refresh kept the previous file, if it did
 
@@ -151,19 +152,25 @@ class SidecarIndex(IndexMetaMixin):
 
     def entry_heads(self, ids) -> dict[str, EntryHead]:
         """The entries without their bodies (what hits and fusion read), from a per-generation
-        cache like ``entries_by_id``'s."""
-        return self._cached_entry_rows("heads", ids, _ENTRY_HEAD_COLUMNS, _entry_head_from_row, ENTRY_HEAD_CACHE_SIZE)
+        cache like ``entries_by_id``'s. When all the index's entries fit that cache, they are
+        read in one query at the generation's first call: read as questions ask for them (a
+        dozen a question), each question paid a query and the decoding until most had been."""
+        return self._cached_entry_rows("heads", ids, _ENTRY_HEAD_COLUMNS, _entry_head_from_row, ENTRY_HEAD_CACHE_SIZE,
+                                       read_all=True)
 
-    def _cached_entry_rows(self, cache_name: str, ids, columns: str, decode, size: int) -> dict:
+    def _cached_entry_rows(self, cache_name: str, ids, columns: str, decode, size: int, read_all: bool = False) -> dict:
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
         key = self._generation_key()
-        cache_key, cache = self._row_caches.get(cache_name, ("", {}))
+        cache_key, cache, complete = self._row_caches.get(cache_name, ("", {}, False))
         if cache_key != key:
-            cache = {}
+            cache, complete = {}, False
+            if read_all and self.conn.execute("SELECT count(*) FROM entries").fetchone()[0] <= size:
+                cache = {r[0]: decode(r) for r in self.conn.execute(f"SELECT {columns} FROM entries")}
+                complete = True
         found = {i: cache[i] for i in ids if i in cache}
-        missing = [i for i in ids if i not in found]
+        missing = [] if complete else [i for i in ids if i not in found]  # complete: the others do not exist
         if missing:
             marks = ",".join("?" * len(missing))
             rows = self.conn.execute(f"SELECT {columns} FROM entries WHERE id IN ({marks})", missing).fetchall()
@@ -171,7 +178,7 @@ class SidecarIndex(IndexMetaMixin):
                 cache = {}
             for r in rows:
                 found[r[0]] = cache[r[0]] = decode(r)
-        self._row_caches[cache_name] = (key, cache)
+        self._row_caches[cache_name] = (key, cache, complete)
         return {i: found[i] for i in ids if i in found}
 
     def entry_tags(self, ids=None) -> dict[str, tuple[str, ...]]:
