@@ -401,3 +401,18 @@ def test_entry_heads_are_read_all_at_once_when_they_fit_and_follow_an_update(kb_
     assert reader.refresh() is True
     assert reader.entry_heads(["pv-sz-02"])["pv-sz-02"].title == "Jahressechstel neu"
     reader.close()
+
+
+def test_all_entries_tags_are_read_from_an_index_not_the_table(kb_dir, tmp_path, dead_settings):
+    """The tag-phrase check reads every entry's tags once per generation: from the covering
+    index the writer creates, not by a scan of the entries with their bodies."""
+    path = str(tmp_path / "index.db")
+    build_index(load_knowledge_base(kb_dir).entries, path, dead_settings, OllamaClient(dead_settings))
+    reader = SidecarIndex.open(path)
+    queries = []
+    reader.conn.set_trace_callback(queries.append)
+    assert reader.entry_tags() == {eid: e.tags for eid, e in reader.entries_by_id(reader.entry_ids()).items()}
+    reader.conn.set_trace_callback(None)
+    plan = reader.conn.execute("EXPLAIN QUERY PLAN " + queries[0]).fetchall()
+    assert "COVERING INDEX entries_tags" in " ".join(str(step[-1]) for step in plan)
+    reader.close()
