@@ -12,9 +12,7 @@ import pytest
 from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
 from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, calibrate_relevance, load_goldset
-from pv_agent.engine.retrieval.gates import (
-    _EntryTexts, support_features, support_score, supported_by_signals, topic_coverage, unknown_topic_share,
-)
+from pv_agent.engine.retrieval.gates import _EntryTexts, support_features, support_score, supported_by_signals, topic_coverage
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
@@ -131,30 +129,13 @@ def test_relevance_score_on_signals():
     assert support_score({**unknown_topic, "cosine": 0.87}, cfg) > support_score(unknown_topic, cfg)
     # cosines of another model than the weights were fitted on: judged by the lexical score
     other_model = {**unknown_topic, "cosine": 0.99, "cosine_model": "ollama:bge-m3"}
-    assert support_features(other_model, cfg) == ("lexical", (0.1, 0.3, 0.0))
+    assert support_features(other_model, cfg) == ("lexical", (0.1, 0.3))
     assert not supported_by_signals(other_model, cfg)
     lexical = {"hits": 3, "coverage": 0.3, "topic_coverage": 0.1, "cosine": None}
     assert not supported_by_signals(lexical, cfg)
     assert supported_by_signals({**lexical, "coverage": 0.9, "topic_coverage": 0.9}, cfg)
     # a result that did not go through ask (no topic coverage): the plain coverage stands in
     assert supported_by_signals({**lexical, "coverage": 0.9, "topic_coverage": None}, cfg)
-    # lexical: weight on words no entry has at all counts against support
-    assert support_score({**lexical, "unknown_topic_share": 0.6}, cfg) < support_score({**lexical, "unknown_topic_share": 0.0}, cfg)
-    # hybrid: the plain coverage is not part of the score
-    assert support_score({**strong, "coverage": 0.1}, cfg) == support_score(strong, cfg)
-
-
-def test_unknown_topic_share(sample_lexical):
-    """The idf-weighted share of the question's terms that no entry contains at all."""
-    index = SidecarIndex.open(sample_lexical)
-
-    def share(question):
-        return unknown_topic_share(index, retrieve(index, question, Settings()))
-
-    assert share("Wie hoch ist die Höchstbeitragsgrundlage 2026 pro Monat?") == 0.0
-    assert share("Lohnpfändung: wie hoch ist das Existenzminimum 2026?") == 1.0  # both terms unknown
-    assert 0.3 < share("Lohnpfändung beim Urlaubsgeld 2026?") < 1.0  # "Urlaubsgeld" is known
-    assert share("2026") == 0.0  # no term to weigh
 
 
 def test_topic_coverage_weights_rare_terms(sample_lexical):
@@ -176,26 +157,25 @@ def test_topic_coverage_weights_rare_terms(sample_lexical):
 
 
 def test_calibration_uses_the_calibration_half_only():
-    """Held-out rows never move the fitted score; the bias refuses at most 3 % of the covered
-    calibration questions (lexical)."""
+    """Held-out rows never move the fitted score; the bias refuses at most 5 % of the covered
+    calibration questions."""
     import random
 
     rng = random.Random(7)
 
     def row(group, split, topic):
-        return {"group": group, "split": split, "hits": 3, "coverage": topic, "topic_coverage": topic, "cosine": None,
-                "unknown_topic_share": 1.0 - topic}
+        return {"group": group, "split": split, "hits": 3, "coverage": topic, "topic_coverage": topic, "cosine": None}
 
     rows = [row("covered", "calibration", rng.uniform(0.3, 1.0)) for _ in range(60)]
     rows += [row("uncovered", "calibration", rng.uniform(0.0, 0.4)) for _ in range(40)]
     found = calibrate_relevance(rows, Settings())
-    assert set(found) == {"refuse_lexical_bias", "refuse_lexical_topic", "refuse_lexical_coverage", "refuse_lexical_unknown"}
+    assert set(found) == {"refuse_lexical_bias", "refuse_lexical_topic", "refuse_lexical_coverage"}
     noise = [row("covered", "heldout", 0.0) for _ in range(50)]
     assert calibrate_relevance(rows + noise, Settings()) == found
     cfg = Settings().replace(**found)
     wrong = sum(not supported_by_signals(r, cfg) for r in rows if r["group"] == "covered")
     refused = sum(not supported_by_signals(r, cfg) for r in rows if r["group"] == "uncovered")
-    assert wrong <= 1 and refused >= 25
+    assert wrong <= 3 and refused >= 30
 
 
 def test_goldset_refusal_questions_are_split_in_two_halves():

@@ -51,19 +51,18 @@ class Settings:
     weak_coverage: float = 0.25
     weak_cosine: float = 0.45
     # Relevance without a language model (gates.supported, used when no model answers): supported
-    # when the mode's score is >= 0 — hybrid bias + topic·topic_coverage + cosine·best cosine,
-    # lexical bias + topic·topic_coverage + coverage·coverage + unknown·unknown_topic_share.
-    # Fitted with `pv-agent eval --refusals --calibrate` on the goldset's calibration half only
-    # (logistic regression, bias moved to refuse at most 5 % (hybrid) / 3 % (lexical) of the
-    # covered calibration questions); docs/retrieval.md reports both halves and the fresh set.
+    # when bias + topic·topic_coverage + coverage·coverage (+ cosine·best cosine) >= 0. Fitted
+    # with `pv-agent eval --refusals --calibrate` on the goldset's calibration half only (logistic
+    # regression, bias moved to refuse at most 5 % of the covered calibration questions);
+    # docs/retrieval.md reports both halves.
     refuse_cosine_model: str = "builtin:multilingual-e5-small-q4"  # whose cosines the hybrid weights know
-    refuse_hybrid_bias: float = -43.3754
-    refuse_hybrid_topic: float = 5.7342
-    refuse_hybrid_cosine: float = 47.698
-    refuse_lexical_bias: float = -1.9777
-    refuse_lexical_topic: float = 3.6123
-    refuse_lexical_coverage: float = 5.3779
-    refuse_lexical_unknown: float = -2.7787
+    refuse_hybrid_bias: float = -43.6356
+    refuse_hybrid_topic: float = 5.727
+    refuse_hybrid_coverage: float = 5.7581
+    refuse_hybrid_cosine: float = 45.0135
+    refuse_lexical_bias: float = -4.7488
+    refuse_lexical_topic: float = 7.2213
+    refuse_lexical_coverage: float = 5.8814
     # Answers
     survey_blocks: int = 12  # blocks distilled one by one for a "list everything about X" question
     sources_only_entries: int = 3  # entries shown when no language model answers

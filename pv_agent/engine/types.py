@@ -162,7 +162,6 @@ class RetrievalResult:
     unknown_share: float = 0.0  # share of the question's nouns (capitalised, 5+ letters) that are unknown
     dense_z: float | None = None  # best dense similarity in standard deviations above the candidate pool's mean
     topic_coverage: float | None = None  # idf-weighted share of the question's terms in a best entry (gates)
-    unknown_topic_share: float | None = None  # idf-weighted share of the question's terms no entry has (gates)
     cosine_model: str = ""  # "<embedder>:<model>" whose similarities the hits' cosines are (hybrid; gates)
 
     @property

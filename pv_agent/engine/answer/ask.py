@@ -21,7 +21,7 @@ from .context import Context, build_context
 from .deadline import DeadlineExceeded, bounded
 from ..drift import fingerprints_shown, key_value_fingerprints
 from ..index.embedders import index_embedder_kind, query_embedder
-from ..retrieval.gates import nothing_relevant, off_topic_reason, supported, topic_coverage, unknown_topic_share
+from ..retrieval.gates import nothing_relevant, off_topic_reason, supported, topic_coverage
 from .generate import Generation, generate
 from ..ollama import OllamaClient, OllamaError
 from ..retrieval.planner import Plan, plan
@@ -224,9 +224,7 @@ def _retrieve(index, the_plan: Plan, settings: Settings, embedder, default_year=
         if result.mode == "hybrid":  # cosines mean something only for the model they were calibrated on
             result.cosine_model = f"{index_embedder_kind(index)}:{index.embed_model}"
         results.append(result)
-    merged = merge_results(results, k_total, settings.cross_ref_expand)
-    merged.unknown_topic_share = unknown_topic_share(index, merged)  # over all parts' terms (gates)
-    return merged
+    return merge_results(results, k_total, settings.cross_ref_expand)
 
 
 def merge_results(results: list[RetrievalResult], k: int, cross_ref_limit: int) -> RetrievalResult:

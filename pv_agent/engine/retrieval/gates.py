@@ -144,22 +144,6 @@ def topic_coverage(index, result: RetrievalResult) -> float:
     return max(sum(w for r, w in weights.items() if _contains(t, r)) for t in texts) / total
 
 
-def unknown_topic_share(index, result: RetrievalResult) -> float:
-    """Share of the question's idf weight (the terms and weights of ``topic_coverage``) on terms
-    no entry contains at all. Both a missing topic word and an everyday word the knowledge base
-    never uses lower ``topic_coverage`` alike; this says how much of the loss is words the
-    knowledge base does not know at all, against words it uses elsewhere (a neighbouring topic).
-    0.0 when the question has no such term."""
-    roots = [r for r in dict.fromkeys(stem(t) for t in result.terms if len(t) >= MIN_TOPIC_TERM_LENGTH and not t.isdigit())
-             if r not in FUNCTION_STEMS]
-    if not roots:
-        return 0.0
-    corpus = _EntryTexts.of(index)
-    weights = {r: corpus.idf(r) for r in roots}
-    total = sum(weights.values())
-    return sum(w for r, w in weights.items() if corpus.df(r) == 0) / total if total > 0 else 0.0
-
-
 def _contains(text: str, root: str) -> bool:
     # as the best hit's coverage: long roots anywhere (inside compounds), short ones at a word start
     return root in text if len(root) >= 5 else f" {root}" in text
@@ -215,7 +199,6 @@ def relevance_signals(result: RetrievalResult) -> dict:
         "hits": len(hits),
         "coverage": max((h.coverage for h in hits), default=0.0),
         "topic_coverage": result.topic_coverage,
-        "unknown_topic_share": result.unknown_topic_share,
         "cosine": max((h.cosine for h in hits if h.cosine is not None), default=None),
         "cosine_model": result.cosine_model,
         "dense_z": result.dense_z,
@@ -230,16 +213,14 @@ def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
     instead of presenting the nearest entries as best matches.
 
     Unsupported when nothing was found, or when a linear support score falls below zero:
-    hybrid ``bias + w_topic · topic_coverage + w_cosine · best cosine``, lexical
-    ``bias + w_topic · topic_coverage + w_coverage · coverage + w_unknown · unknown_topic_share``,
+    ``bias + w_topic · topic_coverage + w_coverage · coverage (+ w_cosine · best cosine)``,
     where ``topic_coverage`` is the idf-weighted share of the question's terms in one of the
-    best three entries, ``coverage`` the plain share in the best hit's shown text,
-    ``unknown_topic_share`` the idf-weighted share of terms no entry contains and the cosine the
-    best dense similarity. Weights and bias per mode (``refuse_hybrid_*`` / ``refuse_lexical_*``
-    in Settings) come from a regularised logistic regression on the goldset's calibration half,
-    the bias then moved so that at most 5 % (hybrid) / 3 % (lexical) of the covered calibration
+    best three entries, ``coverage`` the plain share in the best hit's shown text and the cosine
+    the best dense similarity (hybrid only). Weights and bias per mode (``refuse_hybrid_*`` /
+    ``refuse_lexical_*`` in Settings) come from a regularised logistic regression on the goldset's
+    calibration half, the bias then moved so that at most 5 % of the covered calibration
     questions are refused (``pv-agent eval --refusals --calibrate``); docs/retrieval.md reports
-    both halves and the fresh set.
+    both halves.
     """
     if not any(h.via == "retrieval" for h in result.hits):
         return False
@@ -247,11 +228,7 @@ def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
 
 
 def support_features(signals: dict, settings: Settings = DEFAULTS) -> tuple[str, tuple[float, ...]]:
-    """The mode and the feature vector of ``supported``'s score, in the order of its weights:
-    lexical (topic_coverage, coverage, unknown_topic_share), hybrid (topic_coverage, cosine).
-    The plain coverage is left out of the hybrid score: it follows the question's wording, and a
-    score leaning on it refused covered questions of a batch written in other words than the
-    ones it was fitted on (leave-one-batch-out validation, docs/retrieval.md).
+    """The mode and the feature vector of ``supported``'s score, in the order of its weights.
     Hybrid only with cosines of the model the weights were fitted on (``refuse_cosine_model``):
     raw cosines of another model (bge-m3 through Ollama) lie in another band, so its hybrid
     results are judged by the lexical score."""
@@ -259,9 +236,8 @@ def support_features(signals: dict, settings: Settings = DEFAULTS) -> tuple[str,
     coverage = signals["coverage"]
     topic = coverage if topic is None else topic  # a bare retrieve() result: the plain share stands in
     if signals.get("cosine") is None or signals.get("cosine_model") != settings.refuse_cosine_model:
-        unknown = signals.get("unknown_topic_share")
-        return "lexical", (topic, coverage, 0.0 if unknown is None else unknown)
-    return "hybrid", (topic, signals["cosine"])
+        return "lexical", (topic, coverage)
+    return "hybrid", (topic, coverage, signals["cosine"])
 
 
 def support_score(signals: dict, settings: Settings = DEFAULTS) -> float:
@@ -274,9 +250,9 @@ def support_score(signals: dict, settings: Settings = DEFAULTS) -> float:
 def support_weights(settings: Settings, mode: str) -> tuple[float, tuple[float, ...]]:
     """(bias, weights) of ``support_score`` for ``mode``, from the ``refuse_<mode>_*`` settings."""
     if mode == "hybrid":
-        return settings.refuse_hybrid_bias, (settings.refuse_hybrid_topic, settings.refuse_hybrid_cosine)
-    return settings.refuse_lexical_bias, (settings.refuse_lexical_topic, settings.refuse_lexical_coverage,
-                                          settings.refuse_lexical_unknown)
+        return settings.refuse_hybrid_bias, (settings.refuse_hybrid_topic, settings.refuse_hybrid_coverage,
+                                             settings.refuse_hybrid_cosine)
+    return settings.refuse_lexical_bias, (settings.refuse_lexical_topic, settings.refuse_lexical_coverage)
 
 
 def supported_by_signals(signals: dict, settings: Settings = DEFAULTS) -> bool:
