@@ -56,3 +56,19 @@ def test_cli_lists_calibration_misses_only(kb_dir, tmp_path, capsys):
     assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--half", "calibration", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["retrieval"]
     assert report["half"] == "calibration" and {r["split"] for r in report["rows"]} == {"calibration"}
+
+
+def test_refusals_of_one_half_alone(kb_dir, tmp_path, capsys):
+    """``--half calibration --refusals`` does not retrieve the held-out refusal questions at all,
+    and the text output names refusal questions of the calibration half only."""
+    goldset, index = _setup(tmp_path, kb_dir)
+    assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--half", "calibration", "--refusals",
+                 "--json"]) == 0
+    refusals = json.loads(capsys.readouterr().out)["refusals"]
+    assert refusals["heldout"]["uncovered"]["n"] == 0 and refusals["calibration"]["covered"]["n"] == 2
+    assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--refusals"]) == 0
+    out = capsys.readouterr().out
+    assert "r-1" not in out  # held-out: counted, not named
+    assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--refusals", "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)["refusals"]["heldout"]["uncovered"]
+    assert held["n"] == 1 and held["ids"] == ["r-1"]  # kept, so the text output would have named it

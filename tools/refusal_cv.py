@@ -10,7 +10,9 @@ held-out half and goldset-fresh.yaml are never read. For every candidate feature
 calibration procedure of ``eval --refusals --calibrate`` (ridge logistic regression, bias so
 that at most 5 % of the covered training questions score below zero, midway in the gap) is
 fitted on 4/5 of the half and applied to the remaining fifth; repeated over shuffles, the
-figures are the mean counts of refused uncovered and wrongly refused covered questions.
+figures are the mean counts of refused uncovered and wrongly refused covered questions. Beside
+it, leave-one-batch-out: each writing batch of the half (covered q-a / q-b / q-c, uncovered
+q-r-001…048 / q-r-049…072) scored by a fit on the others. docs/retrieval.md has the results.
 """
 from __future__ import annotations
 
