@@ -56,3 +56,21 @@ def test_cli_lists_calibration_misses_only(kb_dir, tmp_path, capsys):
     assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--half", "calibration", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["retrieval"]
     assert report["half"] == "calibration" and {r["split"] for r in report["rows"]} == {"calibration"}
+
+
+def test_refusals_of_one_half_alone(kb_dir, tmp_path, capsys):
+    """``--half calibration --refusals`` does not retrieve the held-out refusal questions at all,
+    and the text output names refusal questions of the calibration half only."""
+    goldset, index = _setup(tmp_path, kb_dir)
+    # a held-out "refusal" the knowledge base does cover: kept, so the old output named it
+    goldset.write_text(GOLDSET + "- {id: r-kept, question: 'Wie hoch ist die Kommunalsteuer?', expected_ids: [], "
+                       "kind: refuse, split: heldout}\n", encoding="utf-8")
+    assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--half", "calibration", "--refusals",
+                 "--json"]) == 0
+    refusals = json.loads(capsys.readouterr().out)["refusals"]
+    assert refusals["heldout"]["uncovered"]["n"] == 0 and refusals["calibration"]["covered"]["n"] == 2
+    assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--refusals", "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)["refusals"]["heldout"]["uncovered"]
+    assert held["n"] == 2 and "r-kept" in held["ids"]
+    assert main(["eval", "--goldset", str(goldset), "--index", str(index), "--refusals"]) == 0
+    assert "r-kept" not in capsys.readouterr().out  # held-out: counted, not named

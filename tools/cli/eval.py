@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from pv_agent.engine.evaluation.retrieval import (
-    GOLDSET_TODAY, K_VALUES, SPLITS, calibrate_relevance, evaluate_retrieval, load_goldset, refusal_report, relevance_rows,
+    GOLDSET_TODAY, K_VALUES, SPLITS, calibrate_relevance, evaluate_retrieval, load_goldset, question_split, refusal_report,
+    relevance_rows,
 )
 from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
 from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
@@ -70,7 +71,9 @@ def run(args) -> int:
         print(f"Hinweis: {why}", file=sys.stderr)
     report = {"retrieval": evaluate_retrieval(index, goldset, cfg, embedder=embedder, half=args.half)}
     if args.refusals:
-        rows = relevance_rows(index, goldset, cfg, embedder=embedder)
+        # --half calibration: the held-out questions are not even retrieved (tuning stays blind to them)
+        asked = [q for q in goldset if args.half is None or question_split(q) == args.half]
+        rows = relevance_rows(index, asked, cfg, embedder=embedder)
         if args.calibrate:
             found = calibrate_relevance(rows, cfg)
             report["calibrated"] = found
@@ -145,6 +148,8 @@ def _print_refusals(refusals: dict, calibrated: dict | None) -> None:
         print(f"  {half:<12} nicht abgedeckt abgelehnt: {_pct(unc['refused'])} (n={unc['n']}); "
               f"abgedeckt fälschlich abgelehnt: {_pct(cov['wrongly_refused'])} (n={cov['n']}); "
               f"übrige refuse-Fragen abgelehnt: {_pct(other['refused'])} (n={other['n']})")
+        if half != "calibration":
+            continue  # as with --misses: held-out questions are not shown one by one
         if cov["ids"]:
             print(f"    fälschlich abgelehnt: {', '.join(cov['ids'])}")
         if unc["ids"]:

@@ -188,39 +188,47 @@ CALIBRATION_L2 = 1.0
 CALIBRATION_MARGIN = 0.01
 
 
-# Share of covered calibration questions the boundary may refuse: the issue's 5 %. A wrongly
-# refused question still lists its entries under "Verwandte Themen"; a stricter 2 % kept only
-# 27 % of the uncovered calibration questions refused (hybrid), which gives back the issue's point.
-CALIBRATION_MAX_WRONG = 0.05
+# Share of covered calibration questions the boundary may refuse, per mode: the issue's 5 %. A
+# wrongly refused question still lists its entries under "Verwandte Themen"; a stricter 2 % kept
+# only 27 % of the uncovered calibration questions refused (hybrid), which gives back the issue's point.
+CALIBRATION_MAX_WRONG = {"hybrid": 0.05, "lexical": 0.05}
+# The features of each mode's score, in gates.support_features' order (Settings refuse_<mode>_<name>).
+SUPPORT_FEATURE_NAMES = {"hybrid": ("topic", "coverage", "cosine"), "lexical": ("topic", "coverage")}
 
 
-def calibrate_relevance(rows: list[dict], settings, max_wrong: float = CALIBRATION_MAX_WRONG) -> dict:
+def calibrate_relevance(rows: list[dict], settings, max_wrong: float | None = None) -> dict:
     """Weights and bias of gates.support_score for the rows' mode, from the CALIBRATION half
     only: a ridge-regularised logistic regression of "uncovered" on the mode's features
     (gates.support_features), turned into a support score, whose bias is then moved so that at
-    most ``max_wrong`` of the covered calibration questions score below zero (the first covered
-    question kept scores ``CALIBRATION_MARGIN`` above it).
-    Rows from ``relevance_rows``; returns Settings field values."""
+    most ``max_wrong`` (default: the mode's CALIBRATION_MAX_WRONG) of the covered calibration
+    questions score below zero, midway between the first covered question kept and the highest
+    uncovered question refused. Rows from ``relevance_rows``; returns Settings field values."""
     from ..retrieval.gates import support_features
 
     cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]]
     mode = support_features(cal[0], settings)[0] if cal else "lexical"
     x = np.array([support_features(r, settings)[1] for r in cal], dtype=float)
     y = np.array([r["group"] == "uncovered" for r in cal], dtype=float)
-    weights, bias = _logistic(x, y)
-    weights, bias = -weights, -bias  # the support score: high = supported
+    weights, bias = support_score_fit(x, y, CALIBRATION_MAX_WRONG[mode] if max_wrong is None else max_wrong)
+    found = {f"refuse_{mode}_bias": round(float(bias), 4)}
+    found.update({f"refuse_{mode}_{n}": round(float(w), 4) for n, w in zip(SUPPORT_FEATURE_NAMES[mode], weights)})
+    return found
+
+
+def support_score_fit(x: np.ndarray, y: np.ndarray, max_wrong: float, l2: float = CALIBRATION_L2) -> tuple[np.ndarray, float]:
+    """(weights, bias) of a support score (high = supported) on features ``x``, ``y`` = 1 for
+    uncovered questions: the logistic regression's direction, the bias placed so that at most
+    ``max_wrong`` of the covered rows score below zero. Also used by tools/refusal_cv.py."""
+    weights, _ = _logistic(x, y, l2)
+    weights = -weights  # the support score: high = supported
     covered = np.sort(x[y == 0] @ weights)
-    allowed = int(max_wrong * len(covered))  # covered questions that may score below zero
-    kept = covered[allowed]  # the first covered question kept
+    kept = covered[int(max_wrong * len(covered))]  # the first covered question kept
     # every boundary between the highest uncovered question refused and ``kept`` refuses the
     # same calibration questions: take the middle (the widest margin to both sides)
     uncovered = x[y == 1] @ weights
     refused = uncovered[uncovered < kept]
     bias = -(kept + refused.max()) / 2 if len(refused) else CALIBRATION_MARGIN - kept
-    names = ("topic", "coverage", "cosine")[: x.shape[1]]
-    found = {f"refuse_{mode}_bias": round(float(bias), 4)}
-    found.update({f"refuse_{mode}_{n}": round(float(w), 4) for n, w in zip(names, weights)})
-    return found
+    return weights, float(bias)
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, l2: float = CALIBRATION_L2) -> tuple[np.ndarray, float]:
