@@ -12,7 +12,8 @@ import pytest
 from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
 from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, calibrate_relevance, load_goldset
-from pv_agent.engine.retrieval.gates import _EntryTexts, support_features, support_score, supported_by_signals, topic_coverage
+from pv_agent.engine.textnorm import index_text
+from pv_agent.engine.retrieval.gates import support_features, support_score, supported_by_signals, topic_coverage
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
@@ -142,9 +143,9 @@ def test_topic_coverage_weights_rare_terms(sample_lexical):
     """A question hinging on a term no entry has scores low, one whose rare term the best
     entries have scores high; function words ("unsere") weigh nothing."""
     index = SidecarIndex.open(sample_lexical)
-    texts = _EntryTexts.of(index)
-    assert texts.df("pfandung") == 0 and texts.df("beitrag") > texts.df("hochstbeitragsgrundlag") > 0
-    assert texts.idf("pfandung") > texts.idf("hochstbeitragsgrundlag") > texts.idf("beitrag")
+    df = index.entry_frequencies(["pfandung", "beitrag", "hochstbeitragsgrundlag", "sv", "zzzz"])
+    assert df["pfandung"] == 0 and df["beitrag"] > df["hochstbeitragsgrundlag"] > 0
+    assert df["zzzz"] == 0 and 0 < df["sv"] <= index.entry_count() == len(index.entry_ids())
 
     def topic(question):
         result = retrieve(index, question, Settings())
@@ -153,7 +154,18 @@ def test_topic_coverage_weights_rare_terms(sample_lexical):
     assert topic("Wie hoch ist die Höchstbeitragsgrundlage 2026 pro Monat?") == 1.0
     assert topic("Lohnpfändung: wie hoch ist das Existenzminimum 2026?") < 0.3
     assert topic("Wie hoch ist unsere Höchstbeitragsgrundlage 2026?") == 1.0
-    assert _EntryTexts.of(index) is texts  # read once per index generation
+
+
+def test_entry_frequencies_count_what_the_entries_say(sample_lexical):
+    """The index's entry frequencies equal a plain count over every entry's folded title, tags,
+    legal bases and body: long roots anywhere in a word, short ones at a word's start."""
+    index = SidecarIndex.open(sample_lexical)
+    entries = index.entries_by_id(index.entry_ids())
+    texts = [" " + index_text(f"{e.title} {' '.join(e.tags)} {' '.join(e.legal_bases)} {e.body}") for e in entries.values()]
+    roots = ["lohn", "sv", "urlaub", "ersatzleistung", "sachbezug", "pfandung", "abfertig", "beitragsgrundlag", "frist"]
+    expected = {r: sum((r in t) if len(r) >= 5 else (f" {r}" in t) for t in texts) for r in roots}
+    assert index.entry_frequencies(roots) == expected
+    assert expected["lohn"] > expected["sachbezug"] > 0 and expected["pfandung"] == 0
 
 
 def test_calibration_uses_the_calibration_half_only():

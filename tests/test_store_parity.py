@@ -179,3 +179,14 @@ def test_goldset_hits_show_the_same_sections_on_both_stores(both_stores):
         a = shown(retrieve(sidecar, q.question, settings, year=year))
         b = shown(retrieve(postgres, q.question, settings, year=year))
         assert a == b, q.id
+
+
+def test_entry_frequencies_are_the_same_on_both_stores(both_stores):
+    """The refusal's topic coverage weighs a question's terms by these counts: both stores count
+    the same entries for long roots (inside words) and short ones (at a word's start)."""
+    sidecar, postgres, _ = both_stores
+    roots = ["lohn", "sv", "urlaub", "ersatzleistung", "sachbezug", "pfandung", "beitragsgrundlag", "zz"]
+    found = sidecar.entry_frequencies(roots)
+    assert found == postgres.entry_frequencies(roots)
+    assert found["lohn"] > 0 and found["pfandung"] == 0
+    assert sidecar.entry_count() == postgres.entry_count() == len(sidecar.entry_ids())

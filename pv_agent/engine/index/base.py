@@ -6,9 +6,10 @@ here are the one definition of the entry and chunk rows both stores select.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import struct
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import NamedTuple, Protocol
 
 from ..types import Entry, QueryTerm
@@ -43,6 +44,8 @@ class IndexReader(Protocol):
     def lexical_search(self, terms: list[QueryTerm], limit: int, topics=None, scopes=None) -> list[tuple[int, float]]: ...
     def dense_search(self, vector, limit: int) -> list[tuple[int, float]]: ...
     def terms_containing(self, part: str, limit: int) -> tuple[str, ...]: ...
+    def entry_count(self) -> int: ...
+    def entry_frequencies(self, roots) -> dict[str, int]: ...
 
 
 class IndexError_(RuntimeError):
@@ -183,6 +186,27 @@ class IndexMetaMixin:
             self._containing[(part, limit)] = found
         return found
 
+    def entry_frequencies(self, roots) -> dict[str, int]:
+        """Per root, the number of entries with a word that contains it (roots of five letters
+        or more, inside compounds too) or starts with it (shorter roots), in their titles, tags,
+        legal bases, headings or text: the document frequencies of the refusal's topic coverage
+        (gates.topic_coverage). Read from the lexical postings, so no process folds every
+        entry's text; cached until the index changes."""
+        lookup = self._compound_lookup()  # resets self._containing when the index changed
+        known = self._containing.setdefault("entry_df", {})
+        for root in dict.fromkeys(roots):
+            if root not in known:
+                words = lookup.words_containing(root) if len(root) >= 5 else lookup.words_starting(root)
+                known[root] = self._entries_holding(words) if words else 0
+        return {root: known[root] for root in roots}
+
+    def entry_count(self) -> int:
+        """The number of entries; cached until the index changes."""
+        self._compound_lookup()
+        if "entry_count" not in self._containing:
+            self._containing["entry_count"] = self._count_entries()
+        return self._containing["entry_count"]
+
     def _compound_lookup(self) -> "CompoundLookup":
         vocab = self.vocabulary()  # resets self._containing when the index changed
         lookup = self._containing.get("lookup")
@@ -206,6 +230,35 @@ class CompoundLookup:
         keys.sort()
         self.keys = [k for k, _ in keys]
         self.ranks = [r for _, r in keys]
+        self._words: list[str] | None = None  # sorted, for words_starting / words_containing
+        self._joined: str | None = None
+        self._starts: list[int] = []
+
+    def words_starting(self, part: str) -> list[str]:
+        """The vocabulary's words that start with ``part``."""
+        words = self._sorted_words()
+        lo = bisect_left(words, part)
+        return words[lo : bisect_left(words, part + "\U0010ffff", lo)]
+
+    def words_containing(self, part: str) -> list[str]:
+        """The vocabulary's words that contain ``part`` anywhere: one scan of the words joined
+        by newlines (terms hold no whitespace), jumping to the next word after each find."""
+        if self._joined is None:
+            words = self._sorted_words()
+            self._joined = "\n".join(words)
+            self._starts = list(itertools.accumulate((len(w) + 1 for w in words), initial=0))
+        words, joined, starts = self._sorted_words(), self._joined, self._starts
+        found, at = [], joined.find(part)
+        while at >= 0:
+            word = bisect_right(starts, at) - 1
+            found.append(words[word])
+            at = joined.find(part, starts[word + 1]) if word + 1 < len(words) else -1
+        return found
+
+    def _sorted_words(self) -> list[str]:
+        if self._words is None:
+            self._words = sorted(t for t, _ in self.vocab)
+        return self._words
 
     def ending_with(self, part: str) -> list[tuple[str, int]]:
         """(term, document count) of the compounds whose last element is ``part``, in vocabulary order."""

@@ -267,6 +267,11 @@ class LexicalIndex:
             i = j
         return out
 
+    def entries_holding(self, words: list[str]) -> int:
+        """How many entries have a (live) chunk holding any of ``words``."""
+        chunks = [self._postings(QueryTerm(word))[0] for word in words]
+        return len(np.unique(self.entry[np.concatenate(chunks)])) if chunks else 0
+
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, chunks containing it), most frequent first, ties bytewise."""
         if self.delta is None:

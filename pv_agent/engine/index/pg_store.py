@@ -419,6 +419,17 @@ class PgIndex(IndexMetaMixin):
         )
         return [(r[0], r[1]) for r in rows if r[1] is not None]  # chunks without a vector (never in the index)
 
+    def _entries_holding(self, words: list[str]) -> int:
+        rows = self._query(
+            f"SELECT count(DISTINCT c.entry_id) FROM {self._t['terms']} t JOIN {self._t['chunks']} c ON c.rowid = t.rowid"
+            " WHERE t.term = ANY(%s)",
+            (list(words),),
+        )
+        return rows[0][0]
+
+    def _count_entries(self) -> int:
+        return self._query(f"SELECT count(*) FROM {self._t['entries']}")[0][0]
+
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, number of chunks containing it), most frequent first, ties in byte order like
         FTS5's vocabulary table; cached until the index changes."""

@@ -349,6 +349,12 @@ class SidecarIndex(IndexMetaMixin):
                                            in_place_since=int(self.meta.get("vectors_attached_at", "0")))
         return self._dense
 
+    def _entries_holding(self, words: list[str]) -> int:
+        return self.lexical_index().entries_holding(words)
+
+    def _count_entries(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+
     def vocabulary(self) -> list[tuple[str, int]]:
         """(term, document count) of the index, most frequent first, ties in byte order (as
         FTS5's vocabulary table); cached until the index changes."""

@@ -5,8 +5,6 @@ Settings fields (min_coverage, min_cosine, weak_coverage, weak_cosine).
 """
 from __future__ import annotations
 
-import bisect
-import itertools
 import math
 import re
 
@@ -135,60 +133,36 @@ def topic_coverage(index, result: RetrievalResult) -> float:
     roots = [r for r in roots if r not in FUNCTION_STEMS]
     if not roots:
         return 1.0
-    corpus = _EntryTexts.of(index)
-    weights = {r: corpus.idf(r) for r in roots}
+    n_entries = index.entry_count()
+    frequencies = index.entry_frequencies(roots)
+    weights = {r: math.log((n_entries + 1) / (frequencies[r] + 1)) for r in roots}
     total = sum(weights.values())
     if total <= 0:  # every term in every entry
         return 1.0
-    texts = [corpus.text(h.entry_id) for h in hits]
+    texts = _entry_texts(index, [h.entry_id for h in hits])
     return max(sum(w for r, w in weights.items() if _contains(t, r)) for t in texts) / total
 
 
 def _contains(text: str, root: str) -> bool:
-    # as the best hit's coverage: long roots anywhere (inside compounds), short ones at a word start
+    # as the entry frequencies count: long roots anywhere (inside compounds), short ones at a word start
     return root in text if len(root) >= 5 else f" {root}" in text
 
 
-class _EntryTexts:
-    """Every entry's folded title, tags and body, read once per index generation, with the
-    entries' document frequency of each term asked about remembered."""
+# Folded entry texts kept per process: the best entries of recent questions, not the corpus.
+ENTRY_TEXT_CACHE_SIZE = 256
 
-    def __init__(self, index):
-        entries = index.entries_by_id(index.entry_ids())
-        self.texts = {eid: " " + index_text(f"{e.title} {' '.join(e.tags)} {' '.join(e.legal_bases)} {e.body}")
-                      for eid, e in entries.items()}
-        self.joined = "\x00".join(self.texts.values())
-        self.starts = list(itertools.accumulate((len(t) + 1 for t in self.texts.values()), initial=0))
-        self._df: dict[str, int] = {}
 
-    @classmethod
-    def of(cls, index) -> "_EntryTexts":
-        cached = getattr(index, "_pv_entry_texts", None)
-        if cached is None or cached[0] != index.generation:
-            cached = (index.generation, cls(index))
-            index._pv_entry_texts = cached
-        return cached[1]
-
-    def text(self, entry_id: str) -> str:
-        return self.texts.get(entry_id, "")
-
-    def idf(self, root: str) -> float:
-        return math.log((len(self.texts) + 1) / (self.df(root) + 1))
-
-    def df(self, root: str) -> int:
-        """Entries containing ``root``: one search per entry at most (jumps to the next entry
-        after a find), so a common word costs no more than a rare one."""
-        if root not in self._df:
-            needle = root if len(root) >= 5 else " " + root
-            count, at = 0, self.joined.find(needle)
-            while at >= 0:
-                count += 1
-                entry = bisect.bisect_right(self.starts, at)  # the entry after the one found in
-                if entry >= len(self.starts):
-                    break
-                at = self.joined.find(needle, self.starts[entry])
-            self._df[root] = count
-        return self._df[root]
+def _entry_texts(index, entry_ids: list[str]) -> list[str]:
+    """The folded title, tags, legal bases and body of each entry (" " first, for word starts),
+    from a small per-generation cache on the index."""
+    cached = getattr(index, "_pv_entry_texts", None)
+    if cached is None or cached[0] != index.generation or len(cached[1]) > ENTRY_TEXT_CACHE_SIZE:
+        cached = index._pv_entry_texts = (index.generation, {})
+    texts = cached[1]
+    missing = [eid for eid in entry_ids if eid not in texts]
+    for eid, e in index.entries_by_id(missing).items():
+        texts[eid] = " " + index_text(f"{e.title} {' '.join(e.tags)} {' '.join(e.legal_bases)} {e.body}")
+    return [texts.get(eid, "") for eid in entry_ids]
 
 
 def relevance_signals(result: RetrievalResult) -> dict:
