@@ -17,6 +17,7 @@ q-r-001…048 / q-r-049…072) scored by a fit on the others. docs/retrieval.md 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import re
 import sys
@@ -59,17 +60,33 @@ def _prefix_in(text: str, root: str, n: int) -> bool:
     return f" {root[:n]}" in text or gates._contains(text, root)
 
 
+class _Corpus:
+    """The entry counts and folded entry texts as ``gates.topic_coverage`` reads them."""
+
+    def __init__(self, index):
+        self.index, self.n = index, index.entry_count()
+
+    def df(self, root: str) -> int:
+        return self.index.entry_frequencies([root])[root]
+
+    def idf(self, root: str) -> float:
+        return math.log((self.n + 1) / (self.df(root) + 1))
+
+    def text(self, entry_id: str) -> str:
+        return gates._entry_texts(self.index, [entry_id])[0]
+
+
 def lexical_extras(index, result) -> dict:
     """Candidate lexical features beside topic_coverage."""
     hits = [h for h in result.hits if h.via == "retrieval"][: gates.TOPIC_TOP_ENTRIES]
     roots = _roots(result)
-    corpus = gates._EntryTexts.of(index)
+    corpus = _Corpus(index)
     out = {}
     if not hits or not roots:
         for name in ("tc_prefix5", "tc_prefix6", "unknown_idf", "max_missing_idf", "missing_known_idf", "tc_top1"):
             out[name] = 0.0 if not hits else (1.0 if name.startswith("tc") else 0.0)
         return out
-    n = len(corpus.texts)
+    n = corpus.n
     weights = {r: corpus.idf(r) for r in roots}
     total = sum(weights.values()) or 1.0
     texts = [corpus.text(h.entry_id) for h in hits]
@@ -158,7 +175,7 @@ def term_extras(sim: TermSimilarity, index, result, question: str) -> dict:
     for word in re.findall(r"[^\W\d_][\w-]*", question):
         for tok in tokens(word):
             original.setdefault(stem(tok), word)
-    corpus = gates._EntryTexts.of(index)
+    corpus = _Corpus(index)
     weights = {r: corpus.idf(r) for r in roots}
     total = sum(weights.values()) or 1.0
     texts = [corpus.text(h.entry_id) for h in hits]
