@@ -55,6 +55,9 @@ def test_fresh_process_answers_and_reports_its_memory(tiny):
     corpus, settings, _, index_path, _ = tiny
     fresh = benchmark.bench_fresh_process(index_path, corpus, settings)
     assert 0 < fresh["first_answer_s"] < 30 and fresh["peak_rss_mb"] > 10
+    # the worker also answered through ask(): its first answer timed, its memory read after it
+    assert 0 < fresh["first_ask_s"] < 30 and fresh["later_ask_ms"] > 0
+    assert 0 <= fresh["retrieval_rss_above_interpreter_mb"] <= fresh["rss_above_interpreter_mb"]
 
 
 def test_targets_say_met_or_missed():
@@ -67,7 +70,7 @@ def test_workers_at_once_report_first_retrieval_and_shared_memory(tiny):
     SidecarIndex.open(index_path).dense_matrix()  # the arrays saved, as after the main run
     workers = benchmark.bench_workers(index_path, corpus, settings, n=2)
     assert workers["measured"] and workers["workers"] == 2
-    assert all(0 < s < 30 for s in workers["first_retrieve_s"])
+    assert all(0 < s < 30 for s in workers["first_retrieve_s"]) and all(0 < s < 30 for s in workers["first_ask_s"])
     assert all(rss > 10 for rss in workers["rss_mb"]) and 10 < workers["pss_total_mb"] <= sum(workers["rss_mb"])
     assert all(0 <= above < rss for above, rss in zip(workers["rss_above_interpreter_mb"], workers["peak_rss_mb"]))
 

@@ -48,6 +48,7 @@ TARGETS = {
     "incremental_1_s": 0.3,
     "ask_overhead_ms": 30.0,
     "first_retrieve_s": 0.5,  # a new worker, the index's arrays already saved by another process
+    "first_ask_s": 0.5,  # that worker's first ask() beyond the model (issue 21: 3.2 s at 10x)
     "rss_above_interpreter_mb": 300.0,
 }
 WORKERS = 4  # processes measured at once for memory sharing
@@ -262,17 +263,24 @@ def bench_ask(index: SidecarIndex, corpus: Corpus, settings: Settings, n: int = 
 
 
 # A fresh worker: interpreter start, engine import, index open, first hybrid retrieval, then 50
-# more; VmHWM (reset by exec, unlike ru_maxrss) is its peak RSS with the index's arrays mapped,
-# VmRSS after the imports its interpreter baseline. With "--wait" it then reports and waits
-# for a line on stdin, so that several workers can be measured (PSS) while all are alive.
+# more, then ASKS answers through ask() against the instant Ollama-API test server (what a worker
+# adds to the model for a clerk's first answers: the refusal score's per-generation reads, context,
+# verification). VmHWM (reset by exec, unlike ru_maxrss) is its peak RSS with the index's arrays
+# mapped, read after the retrievals and again after the answers; VmRSS after the imports is its
+# interpreter baseline. With "--wait" it then reports and waits for a line on stdin, so that
+# several workers can be measured (PSS) while all are alive.
+ASKS = 10
 FRESH_PROCESS = """
 import json, sys, time
 started = time.time()
 import numpy as np
+from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.config import Settings
+from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.retrieval.retrieve import retrieve
 from pv_agent.engine.index.sqlite_store import SidecarIndex
 from pv_agent.engine.textnorm import glossed
+from pv_agent.tests.ollama_api_server import OllamaAPIServer
 imported = time.time()
 
 def status(key):
@@ -297,11 +305,30 @@ retrieve(index, questions[0], settings, embedder=QueryVectors())
 first = time.time()
 for q in questions[1:]:
     retrieve(index, q, settings, embedder=QueryVectors())
+retrieval_peak_kb = status("VmHWM")
+
+class Client(OllamaClient):  # chat over HTTP to the instant test server; question vectors precomputed
+    def embed(self, texts, model=None):
+        return QueryVectors().embed(texts, model)
+
+ask_s = []
+with OllamaAPIServer(models=(model, settings.chat_model)) as server:
+    cfg = settings.replace(ollama_url=server.url)
+    client = Client(cfg)
+    for q in questions[:%d]:
+        top = retrieve(index, q, cfg, embedder=QueryVectors()).ids[:1] or ["x"]
+        server.replies.clear()
+        server.script(f"Dazu gilt die Regel aus [{top[0]}].", f"Dazu gilt die Regel aus [{top[0]}].")
+        t = time.perf_counter()
+        ask(q, index, cfg, client=client)
+        ask_s.append(time.perf_counter() - t)
+    client.session.close()
 print(json.dumps({"started": started, "imported": imported, "opened": opened, "first": first,
-                  "peak_rss_kb": status("VmHWM"), "rss_kb": status("VmRSS"), "baseline_rss_kb": baseline_kb}), flush=True)
+                  "retrieval_peak_rss_kb": retrieval_peak_kb, "peak_rss_kb": status("VmHWM"),
+                  "rss_kb": status("VmRSS"), "baseline_rss_kb": baseline_kb, "ask_s": ask_s}), flush=True)
 if wait:
     sys.stdin.readline()
-"""
+""" % ASKS
 
 
 def _fresh_timings(t: dict, spawned: float) -> dict:
@@ -310,10 +337,13 @@ def _fresh_timings(t: dict, spawned: float) -> dict:
         "import_s": round(t["imported"] - t["started"], 3),
         "open_s": round(t["opened"] - t["imported"], 3),
         "first_retrieve_s": round(t["first"] - t["opened"], 3),
-        "first_answer_s": round(t["first"] - spawned, 3),
+        "first_answer_s": round(t["first"] - spawned, 3),  # spawn to the first retrieval's hits
+        "first_ask_s": round(t["ask_s"][0], 3),  # the worker's first ask(), the model answering at once
+        "later_ask_ms": round(1000 * _median(t["ask_s"][1:]), 1),
         "peak_rss_mb": round(t["peak_rss_kb"] / 1024, 1),
         "interpreter_rss_mb": round(t["baseline_rss_kb"] / 1024, 1),  # after the imports, before the index
-        "rss_above_interpreter_mb": round((t["peak_rss_kb"] - t["baseline_rss_kb"]) / 1024, 1),
+        "rss_above_interpreter_mb": round((t["peak_rss_kb"] - t["baseline_rss_kb"]) / 1024, 1),  # answering
+        "retrieval_rss_above_interpreter_mb": round((t["retrieval_peak_rss_kb"] - t["baseline_rss_kb"]) / 1024, 1),
     }
 
 
@@ -385,8 +415,11 @@ def bench_workers(index_path: str, corpus: Corpus, settings: Settings, n: int = 
         "measured": True, "workers": n,
         "first_retrieve_s": [t["first_retrieve_s"] for t in timings],
         "first_answer_s": [t["first_answer_s"] for t in timings],
+        "first_ask_s": [t["first_ask_s"] for t in timings],
+        "later_ask_ms": [t["later_ask_ms"] for t in timings],
         "peak_rss_mb": [t["peak_rss_mb"] for t in timings],
         "rss_above_interpreter_mb": [t["rss_above_interpreter_mb"] for t in timings],
+        "retrieval_rss_above_interpreter_mb": [t["retrieval_rss_above_interpreter_mb"] for t in timings],
         "interpreter_rss_mb": [t["interpreter_rss_mb"] for t in timings],
         "rss_mb": [m["rss_mb"] for m in memory],
         "private_mb": [m["private_mb"] for m in memory],
@@ -695,6 +728,7 @@ def targets(r: dict) -> dict:
     if workers.get("measured"):
         out["workers_first_retrieve_s"] = _target(max(workers["first_retrieve_s"]), TARGETS["first_retrieve_s"])
         out["workers_rss_above_interpreter_mb"] = _target(max(workers["rss_above_interpreter_mb"]), TARGETS["rss_above_interpreter_mb"])
+        out["workers_first_ask_s"] = _target(max(workers["first_ask_s"]), TARGETS["first_ask_s"])
     if scale == 1:
         out["index_build_s"] = _target(r["index_build_s"], TARGETS["index_build_s_1x"])
     ask_ms = r["ask_overhead_ms"]

@@ -95,11 +95,14 @@ def _print_table(r: dict) -> None:
             print(f"  {name:<22} nicht gemessen ({p.get('reason', '')})")
     ask = r["ask_overhead_ms"]
     print("  ask-Overhead: " + (f"p50 {ask['p50']} ms, p95 {ask['p95']} ms" if ask.get("measured") else f"nicht gemessen ({ask.get('reason')})"))
-    print(f"  Sidecar {r['sidecar_mb']} MB · Peak-RSS {r['peak_rss_mb']} MB · erste Antwort eines frischen Prozesses {r['fresh_process']['first_answer_s']} s")
+    fresh = r["fresh_process"]
+    print(f"  Sidecar {r['sidecar_mb']} MB · Peak-RSS {r['peak_rss_mb']} MB · frischer Prozess: erste Treffer nach "
+          f"{fresh['first_answer_s']} s, erstes ask() {fresh['first_ask_s']} s")
     w = r.get("workers", {})
     if w.get("measured"):
-        print(f"  {w['workers']} Prozesse zugleich: erste Suche {max(w['first_retrieve_s'])} s (max), RSS über dem Interpreter "
-              f"{max(w['rss_above_interpreter_mb'])} MB (max), PSS zusammen {w['pss_total_mb']} MB")
+        print(f"  {w['workers']} Prozesse zugleich: erste Suche {max(w['first_retrieve_s'])} s, erstes ask() {max(w['first_ask_s'])} s, "
+              f"RSS über dem Interpreter {max(w['rss_above_interpreter_mb'])} MB (nur Suche {max(w['retrieval_rss_above_interpreter_mb'])}; "
+              f"je das Maximum), PSS zusammen {w['pss_total_mb']} MB")
     b = r.get("builtin_embedder", {})
     if b.get("measured"):
         for label in ("one_thread", "all_threads"):
