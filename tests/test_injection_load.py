@@ -13,7 +13,7 @@ from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.ollama import OllamaClient
 from pv_agent.engine.index.sqlite_store import SidecarIndex
-from pv_agent.engine.answer.verify import leaks_prompt
+from pv_agent.engine.answer.verification import leaks_prompt
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 from kbfactory import SAMPLE_ENTRIES, write_kb

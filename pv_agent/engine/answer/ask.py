@@ -27,7 +27,7 @@ from ..ollama import OllamaClient, OllamaError
 from ..retrieval.planner import Plan, plan
 from ..retrieval.retrieve import retrieve
 from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
-from .verify import REASONS, CachedSimilarity, Verification, citations_in, leaks_prompt, mark_unsupported, verify
+from .verification import REASONS, CachedSimilarity, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 
 

@@ -1,0 +1,148 @@
+"""Conflicts of sources in the context, and whether the answer shows each side it states."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ...textnorm import STOPWORDS, tokens
+from ..context import ContextBlock
+from . import numbers as nb
+from .units import _LIST_ITEM, Unit
+
+# "Siehe auch [id]" names an entry without stating what it says.
+_SEE_ALSO = re.compile(r"\b(?:siehe(?: auch)?|vgl\.?|s\. auch|weiterführend)\b", re.IGNORECASE)
+_STATUS_WORDS = re.compile(r"maßgeblich|überholt|veraltet|nicht mehr (?:gültig|aktuell)|gilt nicht mehr", re.IGNORECASE)
+
+
+@dataclass
+class ConflictGroup:
+    ids: list[str]
+    reason: str  # "marked" (⚠ + cross_refs) | "values" (same quantity, different values)
+    cited: list[str] = field(default_factory=list)  # sides the answer states (not only "siehe auch")
+    unmarked: list[str] = field(default_factory=list)  # sides stated without ⚠
+    status_missing: bool = False  # a block calls one side maßgeblich/überholt, the answer does not
+
+    @property
+    def one_sided(self) -> bool:
+        """Only one side stated (a group of three sides may be answered with any two)."""
+        return len(self.cited) == 1
+
+    @property
+    def failing(self) -> bool:
+        return bool(self.cited) and (self.one_sided or bool(self.unmarked) or self.status_missing)
+
+    def as_dict(self) -> dict:
+        return {"ids": self.ids, "reason": self.reason, "cited": self.cited, "one_sided": self.one_sided,
+                "unmarked": self.unmarked, "status_missing": self.status_missing}
+
+
+
+def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
+    """Groups of blocks that disagree: ⚠-marked entries linked by cross_refs, or blocks of
+    the same topic and stand giving different values for a line with the same label."""
+    parent: dict[str, str] = {}
+    reasons: dict[tuple[str, str], str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    def link(a: str, b: str, reason: str) -> None:
+        parent[root(a)] = root(b)
+        reasons[tuple(sorted((a, b)))] = reason
+
+    ids = {b.entry_id for b in blocks}
+    for b in blocks:
+        if not b.conflict_marked:
+            continue
+        for other in blocks:
+            if other is b or not other.conflict_marked:
+                continue
+            if other.entry_id in b.cross_refs or b.entry_id in other.cross_refs:
+                link(b.entry_id, other.entry_id, "marked")
+    quantities: dict[tuple, dict[str, frozenset]] = {}
+    # a quantity's key holds the block's topic and stand: a block alone with its topic and stand
+    # in the context cannot disagree with another one, so its lines are not read
+    shared = Counter((b.topic, b.stand) for b in blocks)
+    for b in blocks:
+        if shared[(b.topic, b.stand)] < 2:
+            continue
+        for key, values in _quantities(b):
+            quantities.setdefault(key, {})[b.entry_id] = values
+    for per_block in quantities.values():
+        if len(set(per_block.values())) > 1:
+            first, *rest = per_block
+            for other in rest:
+                if per_block[other] != per_block[first] and (first, other) not in reasons:
+                    link(first, other, "values")
+    groups: dict[str, list[str]] = {}
+    for x in ids:
+        if x in parent:
+            groups.setdefault(root(x), []).append(x)
+    order = {b.entry_id: b.number for b in blocks}
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=order.get)
+        pair_reasons = {r for (a, c), r in reasons.items() if a in members}
+        out.append(ConflictGroup(members, "marked" if "marked" in pair_reasons else "values"))
+    out.sort(key=lambda g: order[g.ids[0]])
+    return out
+
+
+def _quantities(block: ContextBlock):
+    """(label, years, topic, stand) → value for table rows and list items that state exactly
+    one amount, percentage or count after a label of at least two significant words.
+    Rows with several figures are left out: which figure is "the" quantity is unclear."""
+    return _quantities_of(block.text, block.topic, block.stand)
+
+
+@lru_cache(maxsize=1024)
+def _quantities_of(text: str, topic: str, stand: str) -> tuple:
+    return tuple(_iter_quantities(text, topic, stand))
+
+
+def _iter_quantities(text: str, topic: str, stand: str):
+    year = stand[:4]
+    for line in text.splitlines():
+        s = line.strip()
+        if not (s.startswith("|") or _LIST_ITEM.match(s)):
+            continue
+        found = nb.extract(s)
+        figs = [f for f in found if f.kind in ("money", "percent") or f.kind.startswith("count:")]
+        if len(figs) != 1 or figs[0].text not in s:
+            continue
+        label = tuple(t for t in tokens(s[: s.find(figs[0].text)]) if t not in STOPWORDS)
+        if len([t for t in label if not t.isdigit()]) < 2:
+            continue
+        years = [f.value for f in found if f.kind == "year"] or [year]
+        yield (label, tuple(years), topic, stand), frozenset((f.kind, f.value) for f in figs)
+
+
+
+def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blocks) -> None:
+    stated: list[str] = []
+    marked: set[str] = set()
+    status_named: set[str] = set()
+    for u in units:
+        if u.kind == "heading" or _SEE_ALSO.search(u.text):
+            continue
+        for c in u.citations:
+            if c not in stated:
+                stated.append(c)
+            if "⚠" in u.text:
+                marked.add(c)
+            if _STATUS_WORDS.search(u.text):
+                status_named.add(c)
+    for g in conflicts:
+        g.cited = [i for i in g.ids if i in stated]
+        if g.reason == "marked":
+            g.unmarked = [i for i in g.cited if i not in marked]
+        says_status = any(_STATUS_WORDS.search(blocks[i].text) for i in g.ids if i in blocks)
+        g.status_missing = bool(g.cited) and says_status and not (status_named & set(g.cited))
+
+
