@@ -312,6 +312,8 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
         line = prompts.text("regenerate_unsupported_figure", figure=issue.figure, cited=cited)
         if issue.reason not in ("not_in_block", "other_block"):
             line += " " + prompts.text("regenerate_figure_reason", reason=prompts.text("reason_" + issue.reason))
+            if issue.detail:
+                line += " " + prompts.text("regenerate_figure_detail", detail=issue.detail)
         elif issue.found_in:
             line += " " + prompts.text("regenerate_figure_found_in", ids=", ".join(f"[{i}]" for i in issue.found_in))
         lines.append(line)

@@ -70,6 +70,7 @@ class Fact:
     role: Role
     where: str  # "table" | "item" | "prose" | "stand"
     label: str  # the row / list label or sentence it came from, for the report
+    about: str = ""  # what the figure is the value of: row label, caption, column header; the clause
 
 
 def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str = "", context_figs=(),
@@ -88,7 +89,7 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
         bound = bool(_BOUND_IN_BLOCK.search(before)) or around.bound or _marks(title).bound
         surcharge = True if named_surcharge else (None if _marks(title).surcharge else False)
     else:
-        bound = bool(_BOUND_IN_ANSWER.search(before))
+        bound = governs_bound(before)
         surcharge = named_surcharge
     return Role(
         companions=tuple(f for f in others if f.kind not in ("year",)),
@@ -99,6 +100,25 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
         bound=bound,
         refuted=local.refuted or around.refuted,
     )
+
+
+_VERBS = frozenset("beträgt betragen ist sind war waren liegt liegen gilt gelten gibt fällt fallen steht stehen "
+                   "bleibt wird werden zahlt zahlen".split())
+
+
+def governs_bound(before: str) -> bool:
+    """A limit word of the answer makes the figure after it a limit only when it governs the
+    figure: "höchstens 1.095 €", "bis zu einem Betrag von 120 €" – not "Ab Beitragsbeginn
+    beträgt der Satz 1,53 %" or "nur bis zur HBGL für Sonderzahlungen von 12.900 €"."""
+    tail = " ".join(before.split()[-5:])
+    last = None
+    for last in _BOUND_IN_ANSWER.finditer(tail):
+        pass
+    if last is None:
+        return False
+    between = tail[last.end():].split()
+    return (len(between) <= 3 and not any(w.lower() in _VERBS for w in between)
+            and sum(1 for w in between if w[:1].isupper()) <= 1)
 
 
 @dataclass(frozen=True)
@@ -255,8 +275,21 @@ def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, 
         for f in seg_figs:
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
                            fallback_years=fallback_years, block=True, title=title)
-            out.append(Fact(entry_id, f, role, where, label))
+            out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, label)))
     return out
+
+
+_WORDY = re.compile(r"[A-Za-zÄÖÜäöüß]{3,}")
+
+
+def _about(where: str, context: str, clause: str, clause_figs: list[Figure], label: str) -> str:
+    """The words that say what a figure is the value of: a table cell's row label, caption and
+    column header with the cell's own words; a sentence's "Label:" and the figure's clause, or
+    the whole sentence when the clause is only figures ("790 € (2025), 804 € (2026)")."""
+    own = _without_figures(clause, clause_figs)
+    if where != "table" and len(_WORDY.findall(own)) < 2:
+        own = label
+    return f"{context} {own}".strip()
 
 
 def mismatch(answer: Role, fact: Role) -> str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-from .verdict import REASONS, FigureIssue, Verification
+from .backing import REASONS, FigureIssue
+from .verdict import Verification
 
 def mark_unsupported(answer: str, result: Verification, *, figure_mark: str, citation_mark: str,
                      claim_mark: str = "", reasons: dict[str, str] | None = None) -> str:

@@ -18,13 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..context import Context, ContextBlock
-from . import facts as fc
+import re
+
+from ..context import Context
+from . import alignment as al
 from . import numbers as nb
-from .claims import ClaimCheck, Similarity, _claim_support, _is_claim
+from .backing import REASONS, BlockFacts, FigureIssue, Surroundings, check_unit, table_cells
+from .claims import _GAP, ClaimCheck, Similarity, _claim_support, _is_claim
 from .conflicts import ConflictGroup, _check_conflict_sides, find_conflicts
-from .given import _given, _question_figures
+from .given import _question_figures
 from .units import _CITATION, Unit, citations_in, split_units
+
+__all__ = ["REASONS", "CitationCheck", "FigureIssue", "Verification", "verify"]
+
 
 @dataclass
 class CitationCheck:
@@ -32,32 +38,6 @@ class CitationCheck:
     retrieved: bool
     exists: bool
     supported: bool
-
-
-
-REASONS = {
-    "not_in_block": "steht in keinem zitierten Eintrag",
-    "other_block": "steht nur in einem anderen, hier nicht zitierten Eintrag",
-    "year": "steht im zitierten Eintrag für ein anderes Jahr",
-    "period": "steht im zitierten Eintrag in einer anderen Zeile (monatlich/täglich/jährlich)",
-    "share": "steht im zitierten Eintrag in einer anderen Spalte (voll/halb)",
-    "row": "steht im zitierten Eintrag in einer anderen Zeile",
-    "bound": "ist im zitierten Eintrag keine Grenze",
-    "refuted": "wird im zitierten Eintrag als falsch oder überholt bezeichnet",
-}
-
-
-@dataclass
-class FigureIssue:
-    figure: str
-    sentence: str
-    cited: list[str]
-    found_in: list[str]  # blocks that do hold the figure (in any role)
-    reason: str = "not_in_block"  # a key of REASONS
-
-    def as_dict(self) -> dict:
-        return {"figure": self.figure, "sentence": self.sentence, "cited": self.cited,
-                "found_in": self.found_in, "reason": self.reason}
 
 
 
@@ -121,6 +101,11 @@ class Verification:
 
 
 # -- the check ----------------------------------------------------------------------------
+# A question to the clerk ("Rückfrage: …?") or a sentence saying what the blocks do not cover
+# asserts no value of its own: its figures may come from any block the answer cites.
+_ASKS_OR_GAP = re.compile(r"\?\s*$|^\W*Rückfrage\b", re.IGNORECASE)
+
+
 def verify(
     answer: str,
     context: Context,
@@ -133,8 +118,9 @@ def verify(
     """Check ``answer`` against ``context``. ``question``'s own figures are given; ``similarity``
     (texts → L2-normalised vectors) decides paraphrases, a lexical measure when it is None."""
     blocks = {b.entry_id: b for b in context.blocks}
-    facts = _BlockFacts(blocks)
+    facts = BlockFacts(blocks)
     question_figures = _question_figures(question)
+    question_words = al.words(question)
     units = split_units(answer)
     if refusal is None:
         from .. import prompts
@@ -153,60 +139,29 @@ def verify(
     checked = 0
     failing_ids: set[str] = set()
     claim_units: list[Unit] = []
-    fact_indexes: dict[tuple, _FactIndex] = {}
     unbacked_units: set[int] = set()
     figure_units: set[int] = set()
-    for u in units:
+    for u, around in zip(units, _surroundings(units, question_words, nb._years(nb.extract(question), question))):
         text = _CITATION.sub(lambda m: " " * len(m.group(0)), u.text)
         if " ".join(text.split()).strip(" .") == refusal_key:
             continue
-        all_figs = nb.extract(text)
-        unit_figs = [f for f in all_figs if nb.is_answer_figure(f)]
+        unit_figs = [f for f in nb.extract(text) if nb.is_answer_figure(f)]
         if _is_claim(u, text, unit_figs):
             claim_units.append(u)
         if not unit_figs:
             continue
         figure_units.add(id(u))
         unit_cites = _heading_citations(u, units) if u.kind == "heading" else u.citations
-        cited_facts = _FactIndex.of(tuple(unit_cites), facts, fact_indexes)
-        answer_facts = _FactIndex.of(tuple(cited), facts, fact_indexes)
-        sentence_period = fc._dimension(fc._PERIODS, nb._without_figures(text, unit_figs))
-        sentence_share = fc._dimension(fc._SHARES, nb._without_figures(text, unit_figs))
-        surcharge = bool(fc._SURCHARGE.search(text))  # "Zuschlag" named in the sentence
-        refuted = bool(fc._REFUTED.search(text))
-        years_before = frozenset()  # years carry within a sentence, never into the next one
-        for offset, clause in nb.segments(text):
-            clause_figs = [nb.shifted(f, -offset) for f in all_figs if offset <= f.start < offset + len(clause)]
-            clause_years = nb._years(clause_figs, clause)
-            years_before = clause_years or years_before
-            for fig in clause_figs:
-                if fig.kind == "number" and not nb.is_answer_figure(fig):
-                    continue
-                if _given(fig, clause, clause_figs, question_figures):
-                    given.append(fig.text)
-                    continue
-                checked += 1
-                role = fc.role_of(fig, clause, clause_figs, fallback_years=years_before)
-                role = fc.Role(
-                    companions=role.companions, years=role.years,
-                    period=role.period or sentence_period, share=role.share or sentence_share,
-                    # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
-                    surcharge=True if role.surcharge else (None if surcharge else False),
-                    bound=role.bound, refuted=refuted,
-                )
-                # a year is backed by any cited entry about that year; every other figure by a
-                # fact of an entry cited in its own sentence
-                reason = _support(fig, role, answer_facts if fig.kind == "year" else cited_facts)
-                if not reason and _paired_elsewhere(fig, role, cited_facts):
-                    reason = "row"
-                if not reason:
-                    continue
-                found = [i for i, fs in facts.all() if any(nb.matches(fig, f.figure) for f in fs)]
-                if reason == "not_in_block" and any(i not in unit_cites for i in found):
-                    reason = "other_block"
-                issues.append(FigureIssue(fig.text, u.text.strip(), list(unit_cites), found, reason))
-                failing_ids.update(unit_cites)
-                unbacked_units.add(id(u))
+        if not unit_cites and (_ASKS_OR_GAP.search(text) or _GAP.search(text)):
+            unit_cites = cited
+        result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around)
+        checked += result.checked
+        given += result.given
+        for issue in result.issues:
+            issue.sentence = u.text.strip()
+            issues.append(issue)
+            failing_ids.update(unit_cites)
+            unbacked_units.add(id(u))
 
     checks: list[CitationCheck] = []
     unknown: list[str] = []
@@ -235,46 +190,30 @@ def verify(
     )
 
 
-
-class _BlockFacts(dict):
-    """Facts per block id, parsed when first needed (most answers cite two or three of the
-    blocks) and cached by block content: the regeneration and later questions reuse them."""
-
-    def __init__(self, blocks: dict[str, ContextBlock]):
-        super().__init__()
-        self.blocks = blocks
-
-    def __missing__(self, entry_id: str):
-        b = self.blocks.get(entry_id)
-        facts = () if b is None else fc.facts_of_block(entry_id, b.text, b.title, b.stand)
-        self[entry_id] = facts
-        return facts
-
-    def get(self, entry_id, default=()):
-        return self[entry_id] if entry_id in self.blocks else default
-
-    def all(self):
-        return [(i, self[i]) for i in self.blocks]
-
-
-
-
-
-def _paired_elsewhere(fig: nb.Figure, role: fc.Role, cited_facts: _FactIndex) -> bool:
-    """The other direction of a row: the answer pairs ``fig`` with a companion (620 € with 6 %),
-    and every row of the cited blocks holding that companion pairs it with a different figure
-    of ``fig``'s class (620 € with 0 %)."""
-    if fig.kind in ("year", "date", "number"):
-        return False
-    for comp in role.companions:
-        if comp.kind in ("year", "date", "number"):
-            continue
-        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure)
-                and not (role.years and f.role.years and not role.years & f.role.years)
-                and any(nb._same_class(c, fig) for c in f.role.companions)]
-        if rows and not any(any(nb.same_value(fig, c) for c in f.role.companions) for f in rows):
-            return True
-    return False
+def _surroundings(units: list[Unit], question_words: frozenset, question_years: frozenset) -> list[Surroundings]:
+    """Per unit: the words of the heading and lead-in above it and, for a table row, the
+    table's header row (the first row of the table)."""
+    out = []
+    heading, lead, header = "", "", []
+    years = frozenset()  # the years named last above (reset by a heading naming its own)
+    previous = None
+    for u in units:
+        text = _CITATION.sub(" ", u.text)
+        named = nb._years(nb.extract(text), text)
+        if u.kind == "heading":
+            heading, lead, years = text, "", named
+        elif u.kind == "row" and (previous is None or previous.kind != "row"):
+            header = table_cells(text)
+        above = f"{heading} {lead}"
+        out.append(Surroundings(around=al.words(nb._without_figures(above, nb.extract(above))),
+                                question=question_words, years=years or question_years,
+                                header_cells=header if u.kind == "row" else []))
+        if u.kind == "prose":
+            lead = text if text.rstrip().endswith(":") else ""
+        if named and u.kind != "heading":
+            years = named
+        previous = u
+    return out
 
 
 def _heading_citations(heading: Unit, units: list[Unit]) -> list[str]:
@@ -286,54 +225,3 @@ def _heading_citations(heading: Unit, units: list[Unit]) -> list[str]:
             break
         out += [c for c in u.citations if c not in out]
     return out
-
-
-class _FactIndex:
-    """The facts of some blocks, looked up by value (a figure is compared with few facts)."""
-
-    def __init__(self, facts: list[fc.Fact]):
-        self.years: set[int] = set()
-        self.by_key: dict = {}
-        for f in facts:
-            self.years |= f.role.years
-            self.by_key.setdefault(_key(f.figure), []).append(f)
-
-    @classmethod
-    def of(cls, ids: tuple, facts, cache: dict) -> "_FactIndex":
-        if ids not in cache:
-            cache[ids] = cls([f for c in ids for f in facts.get(c, ())])
-        return cache[ids]
-
-    def candidates(self, fig: nb.Figure) -> list[fc.Fact]:
-        return self.by_key.get(_key(fig), [])
-
-
-def _key(fig: nb.Figure):
-    if fig.kind == "date":
-        return ("date", fig.value[1])
-    if fig.kind == "year":
-        return ("year", fig.value)
-    return ("value", fig.value)
-
-
-def _support(fig: nb.Figure, role: fc.Role, cited_facts: _FactIndex) -> str:
-    """"" when a fact of the cited blocks backs ``fig`` in ``role``, else the reason why not."""
-    if fig.kind == "year":  # a year is backed by any fact about that year in a cited block
-        return "" if fig.value in cited_facts.years else "not_in_block"
-    reasons = []
-    for fact in cited_facts.candidates(fig):
-        if not nb.matches(fig, fact.figure):
-            continue
-        if fig.kind == "date":
-            if fig.value[0] is None and fact.figure.value[0] is None and role.years and fact.role.years \
-                    and not role.years & fact.role.years:
-                reasons.append("year")
-                continue
-            return ""
-        why = fc.mismatch(role, fact.role)
-        if not why:
-            return ""
-        reasons.append(why)
-    return reasons[0] if reasons else "not_in_block"
-
-

@@ -1,0 +1,196 @@
+"""Which fact of the cited blocks a figure of the answer is about.
+
+A value that stands somewhere in a cited block is not yet a backed figure: "Die
+Geringfügigkeitsgrenze 2026 beträgt 826,65 € [pv-gfb-02]" quotes a value of pv-gfb-02, but the
+cell it quotes is the threshold of the pauschale DG-Abgabe. So every fact of the same kind
+(amounts, percentages, counts of one unit) in the blocks the sentence cites competes for the
+figure: each is scored by how many of the words around the figure name what the fact is the
+value of (its ``about``: row label, caption, column header, list label, the clause it stands
+in, the entry's title) and by the years both name. The words nearest the figure count most:
+its clause, then the rest of its sentence, then what introduces it (a heading, a lead-in
+ending in ":", a table's header row) and the question.
+
+Words match after folding when equal, when one is a compound containing the other
+("Grenze" ~ "Geringfügigkeitsgrenze"), or through an abbreviation (HBGL, GFB, VAB, … and the
+"Langform (ABK)" pairs a block writes itself). A word shared by every competitor weighs almost
+nothing; a word only one competitor has weighs most.
+
+The figure is about the fact(s) with the highest score. It is backed when one of them carries
+its value; when a fact with another value scores clearly higher (``CELL_MARGIN``), the sentence
+names that fact's cell instead. When nothing near the figure names any competitor and they
+carry different values, the sentence says too little to decide (``ambiguous``) – unless it
+lists several figures of the class at once ("Die Stufen sind 0 %, 6 %, 27 % und 35,75 %").
+The figures written beside it count like words: a row holding them is the row it is about.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...textnorm import ABBREVIATIONS, STOPWORDS, fold, stem, tokens
+from .facts import Fact
+from .numbers import _same_class, same_value
+
+# Calibrated on the calibration half's realistic drafts and their wrong-cell mutations
+# (tools/mutation_report.py --split calibration; docs/verification.md, "Which cell").
+CELL_MARGIN = 1.0  # a competitor must score this much more than the best fact with the value
+LEVEL_WEIGHTS = {"clause": 1.0, "sentence": 0.6, "around": 0.35, "question": 0.25}
+YEAR_WEIGHT = 1.0  # the sentence names a year the fact is about
+CONTEXT_YEAR_WEIGHT = 0.6  # a heading, a sentence before it or the question names it
+LATEST_YEAR_WEIGHT = 0.3  # no year named anywhere: the most recent year of the blocks
+LENGTH_NORM = 0.5
+COMPANION_WEIGHT = 1.5  # a figure the sentence writes beside it stands in the fact's row too
+
+# Verification's own additions to the query glosses: abbreviations in answers and row labels.
+_ALIASES = {
+    "gfb": "geringfügigkeitsgrenze geringfügig", "geringfügig": "gfb", "vab": "verkehrsabsetzbetrag",
+    "pab": "pensionistenabsetzbetrag", "dz": "zuschlag dienstgeberbeitrag", "db": "dienstgeberbeitrag",
+    "pv": "pensionsversicherung", "kv": "krankenversicherung", "av": "arbeitslosenversicherung",
+    "ak": "arbeiterkammerumlage", "wf": "wohnbauförderung", "ab": "absetzbetrag", "ue": "überstunden",
+    "üst": "überstunden", "sb": "sachbezug", "ea": "elektroauto", "dga": "dienstgeberabgabe",
+    "max": "höchstens maximal", "höchstens": "max maximal", "maximal": "max höchstens", "mind": "mindestens",
+    "mindestens": "mind",
+}
+_ALIASES = {fold(k): v for k, v in _ALIASES.items()}
+# Words that say nothing about which value is meant ("beträgt", "Betrag", "Wert").
+_GENERIC = frozenset(
+    "betrag betragt betragen betrug wert werte hohe hoch liegt liegen gilt gelten beim pro euro eur "
+    "stand insgesamt jeweils derzeit aktuell laut gemass rund genau ebenfalls unverandert sowie "
+    "dabei damit somit also bzw siehe nur noch auch sind ist wird werden".split()
+)
+_LONG_SHORT = re.compile(r"([A-Za-zÄÖÜäöüß-]{6,})\s*\(([A-Za-zÄÖÜ]{2,6})\)")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The words a figure of the answer is read with, nearest first."""
+
+    clause: frozenset
+    sentence: frozenset = frozenset()
+    around: frozenset = frozenset()
+    question: frozenset = frozenset()
+    years: frozenset = frozenset()  # the years its own sentence names
+    context_years: frozenset = frozenset()  # else: the years named above it or in the question
+    companions: tuple = ()  # the other figures of its clause
+    sentence_companions: tuple = ()  # the other figures of its sentence
+    listing: bool = False  # the clause lists several figures of its class ("0 %, 6 %, 27 %")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The verdict on one figure: the fact it is about and whether that fact carries its value."""
+
+    backed: bool
+    ambiguous: bool = False
+    about: Fact | None = None  # the best fact with another value (when not backed)
+    quoted: Fact | None = None  # the best fact with the figure's value
+
+
+@lru_cache(maxsize=16384)
+def words(text: str) -> frozenset:
+    """Folded content words of ``text`` with their abbreviation glosses."""
+    out = set()
+    for w in tokens(text):
+        if w.isdigit() or w in STOPWORDS or w in _GENERIC or len(w) < 2:
+            continue
+        out.add(stem(w))
+        gloss = _ALIASES.get(w) or ABBREVIATIONS.get(w) or ABBREVIATIONS.get(w.upper()) or ""
+        out.update(stem(t) for t in tokens(gloss) if t not in STOPWORDS)
+    return frozenset(out)
+
+
+def block_aliases(text: str) -> dict[str, str]:
+    """"Höchstbeitragsgrundlage (HBGL)": the abbreviations a block spells out itself."""
+    return {fold(short): fold(long) for long, short in _LONG_SHORT.findall(text)}
+
+
+@lru_cache(maxsize=65536)
+def _match(word: str, other: str) -> bool:
+    if word == other:
+        return True
+    short, long_ = (word, other) if len(word) <= len(other) else (other, word)
+    if len(short) < 5:
+        return False
+    return short in long_ or short[:6] == long_[:6] and len(short) >= 6
+
+
+def _matched(reading_word: str, about: frozenset) -> bool:
+    return any(_match(reading_word, w) for w in about)
+
+
+def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str], aliases: dict[str, str],
+          trace: list | None = None) -> Alignment:
+    """Decide which of ``candidates`` (facts of the cited blocks of ``fig``'s class, none of them
+    contradicted by the sentence's role) ``fig`` is about."""
+    facts = [f for f in candidates if f.where != "stand" and _same_class(fig, f.figure)]
+    with_value = [f for f in candidates if same_value(fig, f.figure)]
+    others = [f for f in facts if not same_value(fig, f.figure)]
+    if not with_value:
+        return Alignment(False)
+    if not others:
+        return Alignment(True, quoted=with_value[0])
+    pool = with_value + others
+    abouts = [_about_words(f, titles.get(f.entry_id, ""), aliases) for f in pool]
+    levels = _levels(reading, aliases)
+    df: dict[str, int] = {}
+    for w in levels:
+        df[w] = sum(1 for a in abouts if _matched(w, a))
+    n = len(pool)
+    scores = []
+    mean_length = sum(len(a) for a in abouts) / n or 1.0
+    latest = max((max(f.role.years) for f in pool if f.role.years), default=None)
+    for f, about in zip(pool, abouts):
+        # a word every competitor matches tells none apart; one only this fact matches counts fully
+        score = sum(weight * (n - df[w]) / (n - 1) for w, weight in levels.items()
+                    if df[w] and _matched(w, about))
+        # a long sentence matches more words by its length alone (as in BM25)
+        score /= 1 - LENGTH_NORM + LENGTH_NORM * len(about) / mean_length
+        if reading.years:
+            score += YEAR_WEIGHT if f.role.years & reading.years else 0.0
+        elif reading.context_years:
+            score += CONTEXT_YEAR_WEIGHT if f.role.years & reading.context_years else 0.0
+        elif f.role.years and max(f.role.years) == latest:
+            score += LATEST_YEAR_WEIGHT  # "beträgt", no year named: the current value
+        score += COMPANION_WEIGHT * sum(1 for c in reading.companions
+                                        if any(same_value(c, o) for o in f.role.companions))
+        score += COMPANION_WEIGHT / 2 * sum(1 for c in reading.sentence_companions
+                                            if any(same_value(c, o) for o in f.role.companions))
+        scores.append(score)
+    if trace is not None:
+        trace += sorted(((round(s, 2), f.figure.text, describe(f, 60)) for s, f in zip(scores, pool)), reverse=True)
+    k = len(with_value)
+    best_value = max(range(k), key=lambda i: scores[i])
+    best_other = max(range(k, n), key=lambda i: scores[i])
+    quoted, about = pool[best_value], pool[best_other]
+    if scores[best_other] >= scores[best_value] + CELL_MARGIN:
+        return Alignment(False, about=about, quoted=quoted)
+    if max(scores) <= 0 and not reading.listing and len({(f.figure.kind, f.figure.value) for f in pool}) > 1:
+        return Alignment(False, ambiguous=True, about=about, quoted=quoted)
+    return Alignment(True, quoted=quoted)
+
+
+def _levels(reading: Reading, aliases: dict[str, str]) -> dict[str, float]:
+    """Each word of the reading once, at the weight of the nearest level it stands in."""
+    out: dict[str, float] = {}
+    for level in ("question", "around", "sentence", "clause"):
+        for w in _with_aliases(getattr(reading, level), aliases):
+            out[w] = LEVEL_WEIGHTS[level]
+    return out
+
+
+def _with_aliases(ws: frozenset, aliases: dict[str, str]) -> frozenset:
+    if not aliases:
+        return ws
+    extra = {t for w in ws if w in aliases for t in tokens(aliases[w])}
+    return ws | extra if extra else ws
+
+
+def _about_words(fact: Fact, title: str, aliases: dict[str, str]) -> frozenset:
+    return _with_aliases(words(fact.about) | words(title), aliases)
+
+
+def describe(fact: Fact, limit: int = 90) -> str:
+    """What a fact is the value of, for the clerk: its labels without the figure."""
+    text = " ".join(fact.about.replace("|", " ").split()).strip(" :.,;")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
