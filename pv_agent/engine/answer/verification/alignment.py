@@ -28,19 +28,20 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...textnorm import ABBREVIATIONS, STOPWORDS, fold, stem, tokens
+from ...textnorm import ABBREVIATIONS, STOPWORDS, fold, tokens
 from .facts import Fact
 from .numbers import _same_class, same_value
 
 # Calibrated on the calibration half's realistic drafts and their wrong-cell mutations
 # (tools/mutation_report.py --split calibration; docs/verification.md, "Which cell").
-CELL_MARGIN = 1.0  # a competitor must score this much more than the best fact with the value
-LEVEL_WEIGHTS = {"clause": 1.0, "sentence": 0.6, "around": 0.35, "question": 0.25}
+CELL_MARGIN = 0.5  # a competitor must score this much more than the best fact with the value
+LEVEL_WEIGHTS = {"clause": 1.0, "sentence": 0.6, "around": 0.35, "question": 0.1}  # the question breaks ties
 YEAR_WEIGHT = 1.0  # the sentence names a year the fact is about
 CONTEXT_YEAR_WEIGHT = 0.6  # a heading, a sentence before it or the question names it
 LATEST_YEAR_WEIGHT = 0.3  # no year named anywhere: the most recent year of the blocks
 LENGTH_NORM = 0.5
-COMPANION_WEIGHT = 1.5  # a figure the sentence writes beside it stands in the fact's row too
+COMPANION_WEIGHT = 1.5
+ELSEWHERE_PENALTY = 0.5  # the fact's value is written beside the figure: it is the other figure's cell  # a figure the sentence writes beside it stands in the fact's row too
 
 # Verification's own additions to the query glosses: abbreviations in answers and row labels.
 _ALIASES = {
@@ -94,10 +95,18 @@ def words(text: str) -> frozenset:
     for w in tokens(text):
         if w.isdigit() or w in STOPWORDS or w in _GENERIC or len(w) < 2:
             continue
-        out.add(stem(w))
+        out.add(_stem(w))
         gloss = _ALIASES.get(w) or ABBREVIATIONS.get(w) or ABBREVIATIONS.get(w.upper()) or ""
-        out.update(stem(t) for t in tokens(gloss) if t not in STOPWORDS)
+        out.update(_stem(t) for t in tokens(gloss) if t not in STOPWORDS)
     return frozenset(out)
+
+
+def _stem(word: str) -> str:
+    """One inflection ending off (halben/halber → halb, vollen/voller → voll), at least 3 letters left."""
+    for ending in ("en", "er", "es", "em", "e", "n", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
 
 
 def block_aliases(text: str) -> dict[str, str]:
@@ -126,6 +135,8 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
     facts = [f for f in candidates if f.where != "stand" and _same_class(fig, f.figure)]
     with_value = [f for f in candidates if same_value(fig, f.figure)]
     others = [f for f in facts if not same_value(fig, f.figure)]
+    # a value the sentence writes elsewhere is more likely that other figure's cell than this one's
+    elsewhere = reading.companions + reading.sentence_companions
     if not with_value:
         return Alignment(False)
     if not others:
@@ -152,10 +163,12 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
             score += CONTEXT_YEAR_WEIGHT if f.role.years & reading.context_years else 0.0
         elif f.role.years and max(f.role.years) == latest:
             score += LATEST_YEAR_WEIGHT  # "beträgt", no year named: the current value
-        score += COMPANION_WEIGHT * sum(1 for c in reading.companions
-                                        if any(same_value(c, o) for o in f.role.companions))
+        if any(same_value(c, f.figure) for c in elsewhere):
+            score -= ELSEWHERE_PENALTY
+        beside = f.role.companions + f.mates
+        score += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(same_value(c, o) for o in beside))
         score += COMPANION_WEIGHT / 2 * sum(1 for c in reading.sentence_companions
-                                            if any(same_value(c, o) for o in f.role.companions))
+                                            if any(same_value(c, o) for o in beside))
         scores.append(score)
     if trace is not None:
         trace += sorted(((round(s, 2), f.figure.text, describe(f, 60)) for s, f in zip(scores, pool)), reverse=True)

@@ -205,10 +205,13 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> t
 
 
 def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:
-    """The words of ``fig``'s clause up to the figures before and after it."""
-    left = max([f.end for f in clause_figs if f.end <= fig.start], default=0)
-    right = min([f.start for f in clause_figs if f.start >= fig.end], default=len(clause))
-    return f"{clause[left:fig.start]} {clause[fig.end:right]}"
+    """The words of ``fig``'s clause up to the values before and after it (a year or a date
+    between them is part of the words: "der SV-Anteil 2025 beträgt 17,07 %")."""
+    values = [f for f in clause_figs if f.kind not in ("year", "date")]
+    left = max([f.end for f in values if f.end <= fig.start], default=0)
+    right = min([f.start for f in values if f.start >= fig.end], default=len(clause))
+    return nb._without_figures(f"{clause[left:fig.start]} {clause[fig.end:right]}",
+                               nb.extract(f"{clause[left:fig.start]} {clause[fig.end:right]}"))
 
 
 def _pieces(kind: str, text: str, header_cells: list[str]):

@@ -71,6 +71,7 @@ class Fact:
     where: str  # "table" | "item" | "prose" | "stand"
     label: str  # the row / list label or sentence it came from, for the report
     about: str = ""  # what the figure is the value of: row label, caption, column header; the clause
+    mates: tuple = ()  # the other figures of its table cell or sentence (beyond its clause)
 
 
 def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str = "", context_figs=(),
@@ -275,7 +276,8 @@ def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, 
         for f in seg_figs:
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
                            fallback_years=fallback_years, block=True, title=title)
-            out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, label)))
+            mates = tuple(g for g in figs if g.start != f.start + off and g.kind not in ("year", "date"))
+            out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, label), mates))
     return out
 
 
