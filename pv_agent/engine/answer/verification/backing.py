@@ -131,11 +131,11 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     pieces = _pieces(kind, text, around.header_cells)
     # the clauses without a figure of their own speak of the sentence's figures as a whole
     sentence_words = frozenset() if kind == "row" else al.words(" ".join(
-        c for o, c, _ in pieces if not any(o <= f.start < o + len(c) for f in all_figs)))
+        c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
     for offset, clause, labels in pieces:
         if kind == "row":
             years_before = frozenset()  # a cell names its own years (or its row and column do)
-        clause_figs = [nb.shifted(f, -offset) for f in all_figs if offset <= f.start < offset + len(clause)]
+        clause_figs = [nb.shifted(f, -offset) for f in all_figs if nb.in_clause(f, offset, clause)]
         years_before = nb._years(clause_figs, clause) or years_before
         scope = text if kind != "row" else f"{labels} {clause}"
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
@@ -166,7 +166,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 context_years=around.years,
                 companions=tuple(f for f in clause_figs if f is not fig and f.kind not in ("year", "date")),
                 sentence_companions=tuple(f for f in all_figs if f.kind not in ("year", "date")
-                                          and not offset <= f.start < offset + len(clause)),
+                                          and not nb.in_clause(f, offset, clause)),
                 # "0 %, 6 %, 27 % und 35,75 %": a sentence with several figures of one class
                 listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
             # a year is backed by any cited entry about that year; every other figure by a

@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ...kb import markdown as md
-from .numbers import (Figure, _same_class, _years, _without_figures, extract, same_value, segments,
-                      shifted)
+from .numbers import (Figure, _same_class, _years, _without_figures, extract, in_clause, same_value,
+                      segments, shifted)
 
 # -- facts ------------------------------------------------------------------------------------
 # Words that tell rows of one table apart. A dimension compares like with like: a sentence saying
@@ -271,8 +271,8 @@ def _join(parts: list[str], figs: list[list[Figure]]) -> tuple[str, list[Figure]
 def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, title, where, label) -> list[Fact]:
     """Facts of the figures of ``text`` (a cell or a sentence), clause by clause."""
     out = []
-    for off, seg in segments(text):
-        seg_figs = [shifted(f, -off) for f in figs if off <= f.start < off + len(seg)]
+    for off, seg in segments(text, asides=True):
+        seg_figs = [shifted(f, -off) for f in figs if in_clause(f, off, seg)]
         for f in seg_figs:
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
                            fallback_years=fallback_years, block=True, title=title)

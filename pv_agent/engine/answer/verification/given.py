@@ -36,7 +36,7 @@ class _GivenFigure:
 def _question_figures(question: str) -> list[_GivenFigure]:
     out = []
     for offset, clause in nb.segments(question):
-        figs = [nb.shifted(f, -offset) for f in nb.extract(question) if offset <= f.start < offset + len(clause)]
+        figs = [nb.shifted(f, -offset) for f in nb.extract(question) if nb.in_clause(f, offset, clause)]
         for f in figs:
             if f.kind != "number" or nb.is_answer_figure(f):
                 out.append(_GivenFigure(f, _near_nouns(clause, f, figs)))

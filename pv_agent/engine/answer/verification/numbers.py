@@ -204,10 +204,12 @@ def is_answer_figure(fig: Figure) -> bool:
 
 
 _SEGMENT_SPLIT = re.compile(r",\s+|;\s*|\s+bzw\.\s+|\s+und\s+|\s+sowie\s+|\s+oder\s+|\s+/\s+|\s+[–—]\s+|\s+→\s+")
-_STAND = re.compile(r"Stand:?\s+\d{4}-\d{2}", re.I)
+# A Stand, and the date a quoted source was published („Das wird gestrichen ab 1.1.2026“,
+# 27.12.2025), name no year a figure is about.
+_STAND = re.compile(r"Stand:?\s+\d{4}-\d{2}|[“\"]\s*,?\s*\d{1,2}\.\s?\d{1,2}\.\s?\d{4}", re.I)
 
 
-def segments(text: str) -> list[tuple[int, str]]:
+def segments(text: str, *, asides: bool = False) -> list[tuple[int, str]]:
     """Clauses of one sentence, cell or list item (with their offsets): where two figures are
     written side by side ("790 € (2025), 804 € (2026)", "6.930 € bzw. 231 €")."""
     out, pos = [], 0
@@ -215,7 +217,34 @@ def segments(text: str) -> list[tuple[int, str]]:
         out.append((pos, text[pos : m.start()]))
         pos = m.end()
     out.append((pos, text[pos:]))
-    return [(o, t) for o, t in out if t.strip()]
+    out = [(o, t) for o, t in out if t.strip()]
+    return [piece for o, t in out for piece in _asides(o, t)] if asides else out
+
+
+def in_clause(fig: Figure, offset: int, clause: str) -> bool:
+    """``fig`` (found in the whole text) stands in this clause, not in a parenthesis cut out of it."""
+    return offset <= fig.start < offset + len(clause) and not clause[fig.start - offset].isspace()
+
+
+_ASIDE = re.compile(r"\(([^()]*)\)")
+_VALUE_KINDS = ("money", "percent")
+
+
+def _asides(offset: int, clause: str) -> list[tuple[int, str]]:
+    """In a block, a parenthesis with an amount or a percentage of its own is a clause of its own:
+    "Ab 2025 sind das 2,50 € je Stunde (bis 2024: 2,20 €)". One with only a year or a Stand
+    stays with the figure before it: "790 € (2025)", "6.930 € (Stand 2026-01)"."""
+    if "(" not in clause:
+        return [(offset, clause)]
+    asides = [m for m in _ASIDE.finditer(clause)
+              if any(f.kind in _VALUE_KINDS or f.kind.startswith("count:") for f in extract(m.group(1)))
+              and any(f.kind in _VALUE_KINDS or f.kind.startswith("count:") for f in extract(clause[: m.start()]))]
+    if not asides:
+        return [(offset, clause)]
+    rest = clause
+    for m in asides:
+        rest = rest[: m.start()] + " " * (m.end() - m.start()) + rest[m.end():]
+    return [(offset, rest)] + [(offset + m.start(1), m.group(1)) for m in asides if m.group(1).strip()]
 
 
 
