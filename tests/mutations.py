@@ -65,7 +65,7 @@ _NUMBER = re.compile(r"(?<![\w.,-])(\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+\.\d{1,2}(?!
 _DATE = re.compile(r"\b\d{1,2}\.\s?\d{1,2}\.(?:\s?\d{2,4})?|\b\d{1,2}\.\s?(?:Jänner|Januar|Februar|März|April|Mai|Juni|"
                    r"Juli|August|September|Oktober|November|Dezember)(?:\s+\d{4})?|\b\d{4}-\d{2}(?:-\d{2})?\b")
 _CITATION = re.compile(r"\[[^\]\n]*\]")
-_LEGAL = re.compile(r"(?:§§?|Abs\.?|Z|Nr\.?|lit\.?|Art\.?|Rz\.?|Ziff\.?|Pkt\.?|Tz\.?)\s*$")
+_LEGAL = re.compile(r"(?:§§?|(?<![\w-])(?:Abs\.?|Z|Nr\.?|lit\.?|Art\.?|Rz\.?|Ziff\.?|Pkt\.?|Tz\.?))\s*$")
 _MONTHS = {"jänner", "januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september",
            "oktober", "november", "dezember", "jan", "feb", "mär", "apr", "jun", "jul", "aug", "sep", "okt", "nov", "dez"}
 _NOT_UNITS = {"stand", "abs", "und", "oder", "bis", "bzw", "ab", "nach", "vor"}
@@ -131,7 +131,8 @@ def find_figures(text: str) -> list[Figure]:
         before, after = masked[:start], masked[end:]
         if _LEGAL.search(before[-8:]):
             continue
-        if re.match(r"\s?(€|EUR\b|Euro\b)", after) or re.search(r"(€|EUR)\s?$", before):
+        prefixed = re.search(r"(€|EUR)\s?$", before) and not re.search(r"\d\s?(€|EUR)\s?$", before)
+        if re.match(r"\s?(€|EUR\b|Euro\b)", after) or (prefixed and not re.match(r"\s?(%|Prozent\b)", after)):
             out.append(Figure("eur", value, "", start, end, number))
         elif re.match(r"\s?(%|Prozent\b|-%)", after):
             out.append(Figure("pct", value, "", start, end, number))
@@ -328,8 +329,8 @@ def _split_line(line: str) -> list[tuple[int, int]]:
     for m in _SENTENCE_END.finditer(line):
         word = re.search(r"(\S+)$", line[: m.start()])
         w = word.group(1).lower().strip("(„\"*") if word else ""
-        if w.split(".")[-1] in _ABBR or re.fullmatch(r"\d+", w):
-            continue
+        if w.split(".")[-1] in _ABBR | {"st", "mio", "mrd"} or re.fullmatch(r"\d+|[ivxlcdm]+|bgbl|gp|\w+\.\w+", w):
+            continue  # "Abs.", "13.", "XXVIII.", "BGBl.", "d.B."
         cuts.append(m.end())
     cuts.append(len(line))
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if line[a:b].strip()]
@@ -384,7 +385,8 @@ def _inherit(segs: list[Segment], lines: list[str], kinds: list[str], ids: list[
             around = "\n".join(lines[first:last + 1])
             after = next((lines[j] for j in range(last + 1, min(len(lines), last + 3)) if lines[j].strip()), "")
             before = lines[first - 1] if first > 0 else ""
-            seg.cited = cited_ids(around, ids) or cited_ids(after, ids) or cited_ids(before, ids)
+            lead_in = cited_ids(before, ids) if before.rstrip().endswith(":") else ()
+            seg.cited = cited_ids(around, ids) or lead_in or cited_ids(after, ids) or cited_ids(before, ids)
 
 
 # -- mutations ---------------------------------------------------------------------------------
@@ -521,8 +523,8 @@ def _period_word(d: _Draft, seg: Segment, fig: Figure, figs: list[Figure], cells
     w = words[0]
     new_word = _PERIOD_WORDS[w.group(1)]
     new_period = period_of(new_word)
-    if not any(c.period for c in cells) and not period_of(sentence[clause_start:clause_end]):
-        return []
+    if not any(c.period for c in cells):
+        return []  # the block does not say the period: a changed word could not be checked
     for bid in seg.cited:  # the value is said for the new period too: not wrong
         if any(f.value == fig.value and f.period == new_period for f in d.facts.get(bid, ())):
             return []
@@ -556,14 +558,15 @@ def _clause_of(sentence: str, fig: Figure) -> int:
 
 
 def _swap(d: _Draft, seg: Segment, figs: list[Figure], seed: int) -> list[Mutation]:
-    """Two figures of one sentence swapped – only where the sentence gives them different roles:
+    """Two figures of one sentence swapped (amounts, percentages, counts; years only move with
+    their values, and a year in a source name is no claim) – only where the sentence gives them different roles:
     different clauses, or counts of different units ("nach 25 Dienstjahren 12 Monatsentgelte");
     never within an enumeration, never "von 6.450 € auf 6.930 €" (one clause, no role word)."""
     sentence = d.text[seg.start:seg.end]
     pairs = []
     for i, a in enumerate(figs):
         for b in figs[i + 1:]:
-            if a.kind != b.kind or a.value == b.value or a.kind == "num" or _enumerated(sentence, a, b, figs):
+            if a.kind != b.kind or a.value == b.value or a.kind in ("num", "year") or _enumerated(sentence, a, b, figs):
                 continue
             different_units = a.kind == "count" and not units_compatible(a.unit, b.unit)
             if different_units or _clause_of(sentence, a) != _clause_of(sentence, b):
@@ -619,11 +622,10 @@ def _neighbour(d: _Draft, seg: Segment, figs: list[Figure]) -> list[Mutation]:
         lacking = [f for f in checked if not any(("any", f.value) in d.values.get(i, ()) for i in remaining)]
         if not lacking:
             continue
-        for m in _CITATION.finditer(sentence):
-            hit = re.search(rf"(?<![\w-]){re.escape(target)}(?![\w-])", m.group(0))
-            if hit:
-                s = seg.start + m.start() + hit.start()
-                return [_mutation(d, seg, "neighbour_citation", f"{target}→{b.entry_id}", s, s + len(target), b.entry_id)]
+        # every citation of ``target`` in the sentence moves, so no bracket still cites it
+        moved = _CITATION.sub(lambda m: re.sub(rf"(?<![\w-]){re.escape(target)}(?![\w-])", b.entry_id, m.group(0)),
+                              sentence)
+        return [_mutation(d, seg, "neighbour_citation", f"{target}→{b.entry_id}", seg.start, seg.end, moved)]
     return []
 
 
@@ -647,7 +649,7 @@ def _negation(d: _Draft, seg: Segment) -> list[Mutation]:
     joined = fold(" ".join(blocks))
     for a, b in _ANTONYMS:  # an antonym, both ways, where the block has only the sentence's word
         for word, opposite in ((a, b), (b, a)):
-            m = re.search(rf"(?<![\w-]){re.escape(word)}\w*", sentence, re.I)
+            m = re.search(rf"(?<![\w-]){re.escape(word)}(?:e|en|er|es|em)?(?![\w-])", sentence, re.I)
             if not m or fold(word) not in joined or re.search(rf"(?<![\w-]){re.escape(fold(opposite))}", joined):
                 continue
             if _NEGATED.search(sentence[max(0, m.start() - 30):m.start()]):
@@ -665,7 +667,9 @@ def _negation(d: _Draft, seg: Segment) -> list[Mutation]:
             if _NEGATED.search(line):
                 continue
             if len(content & _words(line)) / len(content) >= 0.6:
-                v = _VERBS.search(sentence)
+                # the first verb followed by a word that is not a verb too ("werden darf"), not one closing the clause
+                v = next((m for m in _VERBS.finditer(sentence)
+                          if re.match(r"\s+[\w*„]", sentence[m.end():]) and not _VERBS.match(sentence, m.end() + 1)), None)
                 if v and not re.search(rf"\b{v.group(1)} nicht\b", " ".join(blocks)):
                     s = seg.start + v.end()
                     return [_mutation(d, seg, "negation", "nicht", s, s, " nicht")]

@@ -48,26 +48,27 @@ def _together(measured, splits):
 
 
 def test_enough_realistic_right_drafts(measured):
-    assert _together(measured, REPORTED).drafts >= MIN_REALISTIC_DRAFTS
+    drafts = _together(measured, REPORTED).drafts
+    assert drafts >= MIN_REALISTIC_DRAFTS
 
 
 @pytest.mark.parametrize("splits", [REPORTED, ("heldout",), ("fresh",)], ids=["heldout+fresh", "heldout", "fresh"])
 def test_right_realistic_drafts_are_accepted(measured, splits):
     m = _together(measured, splits)
-    assert m.drafts, f"no right drafts in {splits}"
-    rate = m.right_ok / m.drafts
+    ok, total = m.right_ok, m.drafts
+    assert total, f"no right drafts in {splits}"
     alarms = "\n".join(f"{a['id']}: {'; '.join(a['reasons'])}" for a in m.false_alarms)
-    assert rate >= RIGHT_OK_MIN, f"{m.right_ok}/{m.drafts} right drafts accepted ({rate:.1%}):\n{alarms}"
+    assert ok / total >= RIGHT_OK_MIN, f"{ok}/{total} right drafts accepted ({ok / total:.1%}):\n{alarms}"
 
 
 def test_adversarial_right_drafts_stay_accepted(measured):
-    m = measured["adversarial"]
-    assert m.drafts >= 40 and m.right_ok == m.drafts, m.false_alarms
+    ok, total, alarms = measured["adversarial"].right_ok, measured["adversarial"].drafts, measured["adversarial"].false_alarms
+    assert total >= 40 and ok == total, alarms
 
 
 def test_every_kind_has_enough_mutations(measured):
-    m = _together(measured, REPORTED + ("adversarial",))
-    short = {k: m.generated[k] for k in KINDS if m.generated[k] < MIN_GENERATED[k]}
+    generated = dict(_together(measured, REPORTED + ("adversarial",)).generated)
+    short = {k: generated.get(k, 0) for k in KINDS if generated.get(k, 0) < MIN_GENERATED[k]}
     assert not short, f"too few mutations (needed {MIN_GENERATED}): {short}"
 
 
@@ -76,6 +77,6 @@ def test_wrong_drafts_are_rejected(measured, kind):
     m = _together(measured, REPORTED + ("adversarial",))
     escapes = [e for e in m.escapes if e["kind"] == kind]
     shown = "\n".join(f"{e['id']}: {e['mutated'][:160]}" for e in escapes[:15])
-    assert m.rate(kind) <= MAX_ACCEPTED[kind], (
-        f"{kind}: {m.accepted[kind]}/{m.generated[kind]} accepted ({m.rate(kind):.1%}, at most "
-        f"{MAX_ACCEPTED[kind]:.0%}):\n{shown}")
+    rate, accepted, generated = m.rate(kind), m.accepted[kind], m.generated[kind]  # plain numbers in the report
+    assert rate <= MAX_ACCEPTED[kind], (
+        f"{kind}: {accepted}/{generated} accepted ({rate:.1%}, at most {MAX_ACCEPTED[kind]:.0%}):\n{shown}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -35,8 +36,8 @@ SPLITS = ("calibration", "heldout", "fresh")
 def load_prompt(prompts: Path, draft_id: str) -> dict | None:
     for split in SPLITS:
         p = prompts / split / f"{draft_id}.json"
-        if p.exists():
-            return json.loads(p.read_text(encoding="utf-8"))
+        if p.exists():  # the folder names the split: fresh questions carry "heldout" in their record
+            return dict(json.loads(p.read_text(encoding="utf-8")), split=split)
     return None
 
 
@@ -51,24 +52,37 @@ def provenance(play: Path) -> dict[str, dict]:
     return out
 
 
-def review(draft_id: str, draft: str, prompt: dict) -> str:
+def review(draft_id: str, draft: str, prompt: dict, compact_years: bool = False) -> str:
     blocks = {b["entry_id"]: b for b in prompt["context"]["blocks"]}
     lines = [f"=== {draft_id} · {prompt['split']} · {prompt['kind']} · {prompt['question']}"]
+    marked = [b for b, blk in blocks.items() if blk.get("conflict_marked")]
+    if marked:
+        lines.append(f"  ⚠ im Kontext: {', '.join(marked)}; ⚠ im Entwurf: {draft.count('⚠')}")
+    for m in re.finditer(r"\[([^\]\n]*)\]", draft):
+        for token in re.findall(r"[a-z]{2,4}-[\w-]+", m.group(1)):
+            if token not in blocks:
+                lines.append(f"  ✗ Zitat ohne Block: {token}")
     for seg in segments(draft, list(blocks)):
         text = draft[seg.start:seg.end].strip()
         inherited = "" if seg.own_ids else " (geerbt)"
         lines.append(f"  [{seg.kind}] {text}   → {', '.join(seg.cited) or '—'}{inherited}")
         for fig in find_figures(text):
-            if fig.kind == "num":
+            if fig.kind == "num" or (fig.kind == "year" and not compact_years):
                 continue
             where = []
             for bid in seg.cited:
+                header = ""
                 for bl in blocks[bid]["text"].split("\n"):
+                    if bl.startswith("|") and not header:
+                        header = bl.strip()
+                    elif not bl.startswith("|"):
+                        header = ""
                     if any(f.value == fig.value for f in find_figures(bl)):
-                        where.append(f"{bid}: {bl.strip()[:150]}")
+                        shown = f"{header} ⇒ {bl.strip()}" if header and bl.strip() != header else bl.strip()
+                        where.append(f"{bid}: {shown[:160]}")
             mark = "    ·" if where else "    ✗"
             lines.append(f"{mark} {fig.number} {fig.kind}{'/' + fig.unit if fig.unit else ''}: "
-                         + (" | ".join(where[:3]) if where else "in keinem zitierten Block"))
+                         + (" | ".join(where[-1:] if any("⇒" in w for w in where[-1:]) else where[:1]) if where else "in keinem zitierten Block"))
     return "\n".join(lines)
 
 
