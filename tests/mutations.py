@@ -21,9 +21,9 @@ Kinds (``KINDS``), each applied to one figure, sentence or citation of the draft
 
 Skip rule (conservative, so a mutation is wrong for certain): a replacement value is skipped
 when it equals the value of the figure's own cell, or when a fact of a cited block has that
-value *in the same role* as the figure's cell (its row/column words overlap by half or more
-after years, numbers and filler are removed, its period is the same, and its years are the same
-or one side has none) – e.g. the summary states the table's value again. ``digits`` only keeps a
+value *in the same role* as the figure's cell (its row label – and for two table cells the
+column header – overlaps by half or more after years, numbers and filler are removed, its
+period is the same, and its years are the same or one side has none) – e.g. the summary states the table's value again. ``digits`` only keeps a
 new value that occurs nowhere in the context and not in the question; ``swap`` skips two
 figures written as a bare enumeration ("0 %, 6 % und 27 %"); ``neighbour_citation`` needs a
 figure of the sentence (not a year, not from the question) that the new citation set lacks;
@@ -194,8 +194,8 @@ def role_words(text: str) -> frozenset[str]:
     t = _CITATION.sub(" ", text)
     for _, rx in _PERIODS:
         t = rx.sub(" ", t)
-    words = re.findall(r"[A-Za-zÄÖÜäöüß][\wäöüß]+", t)
-    return frozenset(unit_key(w) for w in words if fold(w) not in _STOP and len(w) > 2)
+    words = re.findall(r"[A-Za-zÄÖÜäöüß][\wäöüß]*", t)  # one letter counts: "Stufe A" is not "Stufe B"
+    return frozenset(unit_key(w) for w in words if fold(w) not in _STOP)
 
 
 def similar(a: frozenset, b: frozenset) -> bool:
@@ -222,6 +222,15 @@ class Fact:
     @property
     def role(self) -> frozenset:
         return role_words(f"{self.label} {self.header}")
+
+
+def same_role(a: Fact, b: Fact) -> bool:
+    """Do two facts state the same quantity? Their row labels (a list item's or sentence's
+    clause) must overlap by half; two table cells also their column headers."""
+    if not similar(role_words(a.label), role_words(b.label)):
+        return False
+    both_cells = a.container[1] == b.container[1] == "table"
+    return not both_cells or similar(role_words(a.header), role_words(b.header))
 
 
 def _years(text: str, skip: Figure | None = None) -> set[int]:
@@ -448,7 +457,7 @@ def _same_role_elsewhere(d: _Draft, seg: Segment, cells: list[Fact], value: Deci
                 continue
             for c in cells:
                 years_ok = not f.years or not c.years or f.years == c.years
-                if years_ok and f.period == c.period and similar(f.role, c.role):
+                if years_ok and f.period == c.period and same_role(f, c):
                     return True
     return False
 
