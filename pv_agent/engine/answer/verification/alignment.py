@@ -35,7 +35,7 @@ from .numbers import _same_class, same_value
 # Calibrated on the calibration half's realistic drafts and their wrong-cell mutations
 # (tools/mutation_report.py --split calibration; docs/verification.md, "Which cell").
 CELL_MARGIN = 0.5  # a competitor must score this much more than the best fact with the value
-LEVEL_WEIGHTS = {"clause": 1.0, "sentence": 0.6, "around": 0.35, "question": 0.1}  # the question breaks ties
+LEVEL_WEIGHTS = {"clause": 1.0, "sentence": 0.6, "around": 1.0, "question": 0.5}
 YEAR_WEIGHT = 1.0  # the sentence names a year the fact is about
 CONTEXT_YEAR_WEIGHT = 0.6  # a heading, a sentence before it or the question names it
 LATEST_YEAR_WEIGHT = 0.3  # no year named anywhere: the most recent year of the blocks
@@ -132,61 +132,77 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
           trace: list | None = None) -> Alignment:
     """Decide which of ``candidates`` (facts of the cited blocks of ``fig``'s class, none of them
     contradicted by the sentence's role) ``fig`` is about."""
-    facts = [f for f in candidates if f.where != "stand" and _same_class(fig, f.figure)]
     with_value = [f for f in candidates if same_value(fig, f.figure)]
-    others = [f for f in facts if not same_value(fig, f.figure)]
-    # a value the sentence writes elsewhere is more likely that other figure's cell than this one's
-    elsewhere = reading.companions + reading.sentence_companions
+    others = [f for f in candidates if f.where != "stand" and _same_class(fig, f.figure)
+              and not same_value(fig, f.figure)]
     if not with_value:
         return Alignment(False)
     if not others:
         return Alignment(True, quoted=with_value[0])
     pool = with_value + others
-    abouts = [_about_words(f, titles.get(f.entry_id, ""), aliases) for f in pool]
-    levels = _levels(reading, aliases)
-    df: dict[str, int] = {}
-    for w in levels:
-        df[w] = sum(1 for a in abouts if _matched(w, a))
-    n = len(pool)
-    scores = []
-    mean_length = sum(len(a) for a in abouts) / n or 1.0
-    latest = max((max(f.role.years) for f in pool if f.role.years), default=None)
-    for f, about in zip(pool, abouts):
-        # a word every competitor matches tells none apart; one only this fact matches counts fully
-        score = sum(weight * (n - df[w]) / (n - 1) for w, weight in levels.items()
-                    if df[w] and _matched(w, about))
-        # a long sentence matches more words by its length alone (as in BM25)
-        score /= 1 - LENGTH_NORM + LENGTH_NORM * len(about) / mean_length
-        if reading.years:
-            score += YEAR_WEIGHT if f.role.years & reading.years else 0.0
-        elif reading.context_years:
-            score += CONTEXT_YEAR_WEIGHT if f.role.years & reading.context_years else 0.0
-        elif f.role.years and max(f.role.years) == latest:
-            score += LATEST_YEAR_WEIGHT  # "beträgt", no year named: the current value
-        if any(same_value(c, f.figure) for c in elsewhere):
-            score -= ELSEWHERE_PENALTY
-        beside = f.role.companions + f.mates
-        score += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(same_value(c, o) for o in beside))
-        score += COMPANION_WEIGHT / 2 * sum(1 for c in reading.sentence_companions
-                                            if any(same_value(c, o) for o in beside))
-        scores.append(score)
+    near, far = _scores(pool, reading, titles, aliases)
     if trace is not None:
-        trace += sorted(((round(s, 2), f.figure.text, describe(f, 60)) for s, f in zip(scores, pool)), reverse=True)
+        trace += sorted(((round(a, 2), round(b, 2), f.figure.text, describe(f, 60))
+                         for a, b, f in zip(near, far, pool)), reverse=True)
     k = len(with_value)
-    best_value = max(range(k), key=lambda i: scores[i])
-    best_other = max(range(k, n), key=lambda i: scores[i])
+    # the sentence's own words decide; what stands above it and the question only break a tie
+    best_value = max(range(k), key=lambda i: (near[i], far[i]))
+    best_other = max(range(k, len(pool)), key=lambda i: (near[i], far[i]))
     quoted, about = pool[best_value], pool[best_other]
-    if scores[best_other] >= scores[best_value] + CELL_MARGIN:
+    if near[best_other] >= near[best_value] + CELL_MARGIN:
         return Alignment(False, about=about, quoted=quoted)
-    if max(scores) <= 0 and not reading.listing and len({(f.figure.kind, f.figure.value) for f in pool}) > 1:
+    tied = near[best_other] >= near[best_value]
+    if tied and far[best_other] >= far[best_value] + CELL_MARGIN:
+        return Alignment(False, about=about, quoted=quoted)
+    if max(near) <= 0 and max(far) <= 0 and not reading.listing:
         return Alignment(False, ambiguous=True, about=about, quoted=quoted)
     return Alignment(True, quoted=quoted)
 
 
-def _levels(reading: Reading, aliases: dict[str, str]) -> dict[str, float]:
+def _scores(pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[float], list[float]]:
+    """Per fact: the evidence of the figure's own sentence (words, years, the figures beside it)
+    and that of what stands around it (heading, lead-in, question, the years named there)."""
+    abouts = [_about_words(f, titles.get(f.entry_id, ""), aliases) for f in pool]
+    n = len(pool)
+    mean_length = sum(len(a) for a in abouts) / n or 1.0
+    latest = max((max(f.role.years) for f in pool if f.role.years), default=None)
+    elsewhere = reading.companions + reading.sentence_companions
+    near_words = _levels(reading, aliases, ("sentence", "clause"))
+    far_words = _levels(reading, aliases, ("question", "around"))
+    df = {w: sum(1 for a in abouts if _matched(w, a)) for w in {**near_words, **far_words}}
+    near, far = [], []
+    for f, about in zip(pool, abouts):
+        # a long sentence matches more words by its length alone (as in BM25)
+        norm = 1 - LENGTH_NORM + LENGTH_NORM * len(about) / mean_length
+        s_near = _word_score(near_words, df, n, about) / norm
+        s_far = _word_score(far_words, df, n, about) / norm
+        if reading.years:
+            s_near += YEAR_WEIGHT if f.role.years & reading.years else 0.0
+        elif reading.context_years:
+            s_far += CONTEXT_YEAR_WEIGHT if f.role.years & reading.context_years else 0.0
+        elif f.role.years and max(f.role.years) == latest:
+            s_far += LATEST_YEAR_WEIGHT  # "beträgt", no year named: the current value
+        # a value the sentence writes elsewhere is more likely that other figure's cell than this one's
+        if any(same_value(c, f.figure) for c in elsewhere):
+            s_near -= ELSEWHERE_PENALTY
+        beside = f.role.companions + f.mates
+        s_near += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(same_value(c, o) for o in beside))
+        s_near += COMPANION_WEIGHT / 2 * sum(1 for c in reading.sentence_companions
+                                             if any(same_value(c, o) for o in beside))
+        near.append(s_near)
+        far.append(s_far)
+    return near, far
+
+
+def _word_score(levels: dict[str, float], df: dict[str, int], n: int, about: frozenset) -> float:
+    # a word every competitor matches tells none apart; one only this fact matches counts fully
+    return sum(weight * (n - df[w]) / (n - 1) for w, weight in levels.items() if df[w] and _matched(w, about))
+
+
+def _levels(reading: Reading, aliases: dict[str, str], names: tuple) -> dict[str, float]:
     """Each word of the reading once, at the weight of the nearest level it stands in."""
     out: dict[str, float] = {}
-    for level in ("question", "around", "sentence", "clause"):
+    for level in names:
         for w in _with_aliases(getattr(reading, level), aliases):
             out[w] = LEVEL_WEIGHTS[level]
     return out

@@ -64,7 +64,8 @@ class CachedSimilarity:
 
 @dataclass
 class ClaimCheck:
-    """The support state of one claim sentence: quote | paraphrase | unsupported."""
+    """The support state of one claim sentence: quote | paraphrase | unsupported | contradicted
+    (the cited block says the opposite)."""
 
     sentence: str
     cited: list[str]
@@ -121,6 +122,40 @@ def lexical_coverage(claim: str, sentence: str) -> float:
     return len(words & set(_content_words(sentence))) / len(words)
 
 
+# "ist nicht steuerfrei" where the block says "ist steuerfrei", "beitragspflichtig" where it says
+# "beitragsfrei": the same statement with the opposite sense. A claim is compared with the block
+# sentence that shares most of its words, on its "…frei"/"…pflichtig" words (a negation right
+# before one turns it round). Other negations are not compared: "bis 7.300 € ist kein Sachbezug
+# anzusetzen" rightly says what "nur für den Teil, der 7.300 € übersteigt" implies.
+_NEGATORS = frozenset("nicht kein keine keinen keinem keiner keines nichts nie niemals".split())
+_SENSE = re.compile(r"^(\w*?)(frei|pflichtig)(?:e|er|en|es|em)?$")
+
+
+def _senses(text: str) -> dict[str, bool]:
+    """base → positive? for the "…frei"/"…pflichtig" words of ``text`` ("nicht steuerpflichtig"
+    is {"steuer": True}; "sv-frei" is {"sv": True})."""
+    out: dict[str, bool] = {}
+    toks = tokens(_CITATION.sub(" ", text))
+    for i, t in enumerate(toks):
+        m = _SENSE.match(t)
+        if not m:
+            continue
+        base = m.group(1) or (toks[i - 1] if i and len(toks[i - 1]) <= 4 else "")
+        if not base:
+            continue
+        positive = m.group(2) == "frei"
+        if any(w in _NEGATORS for w in toks[max(0, i - 2):i]):
+            positive = not positive
+        out[base] = positive
+    return out
+
+
+def contradicts_block(claim: str, sentence: str) -> bool:
+    """The claim says the opposite of the block sentence it is closest to."""
+    mine, theirs = _senses(claim), _senses(sentence)
+    return any(base in theirs and theirs[base] != sense for base, sense in mine.items())
+
+
 def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck:
     indexed = [row for c in u.citations if c in blocks for row in _sentence_index(blocks[c].text)]
     claim = " ".join(_CITATION.sub(" ", u.text).split())
@@ -131,7 +166,10 @@ def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck
     if folded and any(folded in f for _, _, f in indexed):
         return ClaimCheck(sentence, list(u.citations), "quote", 1.0, "lexical")
     words = set(_content_words(claim))
-    lexical = max((len(words & w) / len(words) for _, w, _ in indexed), default=0.0) if words else 0.0
+    lexical, best = max(((len(words & w) / len(words), s) for s, w, _ in indexed), default=(0.0, ""),
+                        key=lambda pair: pair[0]) if words else (0.0, "")
+    if best and contradicts_block(claim, best):
+        return ClaimCheck(sentence, list(u.citations), "contradicted", lexical, "lexical")
     if lexical >= QUOTE_COVERAGE:
         return ClaimCheck(sentence, list(u.citations), "quote", lexical, "lexical")
     if similarity is not None and lexical < PARAPHRASE_LEXICAL:

@@ -27,8 +27,11 @@ _UNITS = (
     ("kalendertag", "kalendertag"), ("arbeitstag", "arbeitstag"), ("werktag", "werktag"),
     ("dienstjahr", "dienstjahr"), ("tag", "tag"), ("woche", "woche"), ("monat", "monat"),
     ("jahr", "jahr"), ("stunde", "stunde"), ("std", "stunde"), ("kilometer", "km"), ("km", "km"),
+    # a clerk's English question: "after 3 years of service" gives the answer's "3 Dienstjahre"
+    ("year", "jahr"), ("month", "monat"), ("week", "woche"), ("day", "tag"), ("hour", "stunde"),
 )
-_UNIT_WORDS = "kalendertag|arbeitstag|werktag|dienstjahr|tag|woche|monat|jahr|stunde|std|kilometer|km"
+_UNIT_WORDS = ("kalendertag|arbeitstag|werktag|dienstjahr|tag|woche|monat|jahr|stunde|std|kilometer|km"
+               "|year|month|week|day|hour")
 
 # A count is a number followed by a noun (German nouns are capitalised); these words after a
 # number are not units: paragraph references, abbreviations of laws and months.
@@ -82,11 +85,18 @@ def stem(word: str) -> str:
     return w
 
 
+# Words for people a clerk counts: "Wir sind 18 Leute" – "mit 18 Beschäftigten".
+_PERSONS = ("leut", "mitarbeit", "beschäftigt", "arbeitnehm", "dienstnehm", "person", "angestellt",
+            "employe", "peopl", "staff", "worker")
+
+
 def same_unit(a: str, b: str) -> bool:
     """Count units match when one is the other or a compound ending in it (Dienstjahre ~ Jahre,
-    Überstunden ~ Stunden); Werktage and Arbeitstage stay different."""
+    Überstunden ~ Stunden), or both count people; Werktage and Arbeitstage stay different."""
     sa, sb = stem(a), stem(b)
-    return sa == sb or sa.endswith(sb) or sb.endswith(sa)
+    if sa == sb or sa.endswith(sb) or sb.endswith(sa):
+        return True
+    return any(sa.startswith(p) for p in _PERSONS) and any(sb.startswith(p) for p in _PERSONS)
 
 
 def parse_number(raw: str) -> Decimal | None:

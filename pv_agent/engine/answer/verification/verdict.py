@@ -67,6 +67,7 @@ class Verification:
             or self.unsupported_figures
             or self.missing_citations
             or self.claims_mostly_unsupported
+            or any(c.state == "contradicted" for c in self.claims)
             or any(c.failing for c in self.conflicts)
         )
 
@@ -85,6 +86,7 @@ class Verification:
             "claims_quote": states.count("quote"),
             "claims_paraphrase": states.count("paraphrase"),
             "claims_unsupported": states.count("unsupported"),
+            "claims_contradicted": states.count("contradicted"),
         }
 
     def flags(self) -> dict:
