@@ -24,13 +24,14 @@ _MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
 
 # Units of counts, by prefix of the (lower-cased) word; longest first.
 _UNITS = (
+    ("g/km", "g/km"),  # CO₂ emission limits of company cars
     ("kalendertag", "kalendertag"), ("arbeitstag", "arbeitstag"), ("werktag", "werktag"),
     ("dienstjahr", "dienstjahr"), ("tag", "tag"), ("woche", "woche"), ("monat", "monat"),
     ("jahr", "jahr"), ("stunde", "stunde"), ("std", "stunde"), ("kilometer", "km"), ("km", "km"),
     # a clerk's English question: "after 3 years of service" gives the answer's "3 Dienstjahre"
     ("year", "jahr"), ("month", "monat"), ("week", "woche"), ("day", "tag"), ("hour", "stunde"),
 )
-_UNIT_WORDS = ("kalendertag|arbeitstag|werktag|dienstjahr|tag|woche|monat|jahr|stunde|std|kilometer|km"
+_UNIT_WORDS = ("g/km|kalendertag|arbeitstag|werktag|dienstjahr|tag|woche|monat|jahr|stunde|std|kilometer|km"
                "|year|month|week|day|hour")
 
 # A count is a number followed by a noun (German nouns are capitalised); these words after a
