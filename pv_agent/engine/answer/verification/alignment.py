@@ -162,7 +162,9 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
 def _scores(pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[float], list[float]]:
     """Per fact: the evidence of the figure's own sentence (words, years, the figures beside it)
     and that of what stands around it (heading, lead-in, question, the years named there)."""
-    abouts = [_about_words(f, titles.get(f.entry_id, ""), aliases) for f in pool]
+    # an entry's title is said of all its facts: it tells facts of different cited entries apart
+    several = len({f.entry_id for f in pool}) > 1
+    abouts = [_about_words(f, titles.get(f.entry_id, "") if several else "", aliases) for f in pool]
     n = len(pool)
     mean_length = sum(len(a) for a in abouts) / n or 1.0
     latest = max((max(f.role.years) for f in pool if f.role.years), default=None)
@@ -170,6 +172,7 @@ def _scores(pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[f
     near_words = _levels(reading, aliases, ("sentence", "clause"))
     far_words = _levels(reading, aliases, ("question", "around"))
     df = {w: sum(1 for a in abouts if _matched(w, a)) for w in {**near_words, **far_words}}
+
     near, far = [], []
     for f, about in zip(pool, abouts):
         # a long sentence matches more words by its length alone (as in BM25)
