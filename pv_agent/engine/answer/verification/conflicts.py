@@ -9,6 +9,7 @@ from functools import lru_cache
 from ...textnorm import STOPWORDS, tokens
 from ..context import ContextBlock
 from . import numbers as nb
+from .claims import _GAP
 from .units import _LIST_ITEM, Unit
 
 # "Siehe auch [id]" names an entry without stating what it says.
@@ -129,7 +130,8 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
     marked: set[str] = set()
     status_named: set[str] = set()
     for u in units:
-        if u.kind == "heading" or _SEE_ALSO.search(u.text):
+        # a heading, a "siehe auch" and a sentence saying what the blocks leave open state no side
+        if u.kind == "heading" or _SEE_ALSO.search(u.text) or _GAP.search(u.text):
             continue
         for c in u.citations:
             if c not in stated:
