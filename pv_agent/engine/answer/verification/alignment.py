@@ -90,14 +90,21 @@ class Alignment:
 
 @lru_cache(maxsize=16384)
 def words(text: str) -> frozenset:
-    """Folded content words of ``text`` with their abbreviation glosses."""
+    """Folded content words of ``text`` with their abbreviation glosses (what a fact is about)."""
+    return frozenset(form for group in groups(text) for form in group)
+
+
+@lru_cache(maxsize=16384)
+def groups(text: str) -> frozenset:
+    """The content words of ``text`` (what a sentence says), each as the group of its forms:
+    the word and its abbreviation's long form or the reverse ("HBGL" and "Höchstbeitragsgrundlage"
+    count once)."""
     out = set()
     for w in tokens(text):
         if w.isdigit() or w in STOPWORDS or w in _GENERIC or len(w) < 2:
             continue
-        out.add(_stem(w))
         gloss = _ALIASES.get(w) or ABBREVIATIONS.get(w) or ABBREVIATIONS.get(w.upper()) or ""
-        out.update(_stem(t) for t in tokens(gloss) if t not in STOPWORDS)
+        out.add(frozenset({_stem(w)} | {_stem(t) for t in tokens(gloss) if t not in STOPWORDS}))
     return frozenset(out)
 
 
@@ -124,8 +131,8 @@ def _match(word: str, other: str) -> bool:
     return short in long_ or short[:6] == long_[:6] and len(short) >= 6
 
 
-def _matched(reading_word: str, about: frozenset) -> bool:
-    return any(_match(reading_word, w) for w in about)
+def _matched(group: frozenset, about: frozenset) -> bool:
+    return any(_match(form, w) for form in group for w in about)
 
 
 def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str], aliases: dict[str, str],
@@ -202,12 +209,12 @@ def _word_score(levels: dict[str, float], df: dict[str, int], n: int, about: fro
     return sum(weight * (n - df[w]) / (n - 1) for w, weight in levels.items() if df[w] and _matched(w, about))
 
 
-def _levels(reading: Reading, aliases: dict[str, str], names: tuple) -> dict[str, float]:
-    """Each word of the reading once, at the weight of the nearest level it stands in."""
-    out: dict[str, float] = {}
+def _levels(reading: Reading, aliases: dict[str, str], names: tuple) -> dict[frozenset, float]:
+    """Each word (group of forms) of the reading once, at the weight of the nearest level it stands in."""
+    out: dict[frozenset, float] = {}
     for level in names:
-        for w in _with_aliases(getattr(reading, level), aliases):
-            out[w] = LEVEL_WEIGHTS[level]
+        for group in _grouped_aliases(getattr(reading, level), aliases):
+            out[group] = LEVEL_WEIGHTS[level]
     return out
 
 
@@ -216,6 +223,12 @@ def _with_aliases(ws: frozenset, aliases: dict[str, str]) -> frozenset:
         return ws
     extra = {t for w in ws if w in aliases for t in tokens(aliases[w])}
     return ws | extra if extra else ws
+
+
+def _grouped_aliases(gs: frozenset, aliases: dict[str, str]) -> frozenset:
+    if not aliases:
+        return gs
+    return frozenset(_with_aliases(g, aliases) for g in gs)
 
 
 def _about_words(fact: Fact, title: str, aliases: dict[str, str]) -> frozenset:

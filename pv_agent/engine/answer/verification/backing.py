@@ -130,7 +130,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     years_before = frozenset()  # years carry within a sentence, never into the next one
     pieces = _pieces(kind, text, around.header_cells)
     # the clauses without a figure of their own speak of the sentence's figures as a whole
-    sentence_words = frozenset() if kind == "row" else al.words(" ".join(
+    sentence_words = frozenset() if kind == "row" else al.groups(" ".join(
         c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
     for offset, clause, labels in pieces:
         if kind == "row":
@@ -161,7 +161,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 bound=role.bound, refuted=refuted,
             )
             reading = al.Reading(
-                clause=al.words(_window(clause, fig, clause_figs) + " " + labels),
+                clause=al.groups(_window(clause, fig, clause_figs) + " " + labels),
                 sentence=sentence_words, around=around.around, question=around.question, years=role.years,
                 context_years=around.years,
                 companions=tuple(f for f in clause_figs if f is not fig and f.kind not in ("year", "date")),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ...kb import markdown as md
+from ...textnorm import STOPWORDS, fold
 from .numbers import (Figure, _same_class, _years, _without_figures, extract, in_clause, same_value,
                       segments, shifted)
 
@@ -289,8 +290,8 @@ def _about(where: str, context: str, clause: str, clause_figs: list[Figure], lab
     column header with the cell's own words; a sentence's "Label:" and the figure's clause, or
     the whole sentence when the clause is only figures ("790 € (2025), 804 € (2026)")."""
     own = _without_figures(clause, clause_figs)
-    if where != "table" and len(_WORDY.findall(own)) < 2:
-        own = label
+    if where != "table" and len([w for w in _WORDY.findall(own) if fold(w) not in STOPWORDS]) < 2:
+        own = label  # "… höchstens 12 Stunden pro Tag und 60 Stunden pro Woche betragen"
     return f"{context} {own}".strip()
 
 

@@ -122,7 +122,7 @@ def verify(
     blocks = {b.entry_id: b for b in context.blocks}
     facts = BlockFacts(blocks)
     question_figures = _question_figures(question)
-    question_words = al.words(question)
+    question_words = al.groups(question)
     units = split_units(answer)
     if refusal is None:
         from .. import prompts
@@ -207,7 +207,7 @@ def _surroundings(units: list[Unit], question_words: frozenset, question_years: 
         elif u.kind == "row" and (previous is None or previous.kind != "row"):
             header = table_cells(text)
         above = f"{heading} {lead}"
-        out.append(Surroundings(around=al.words(nb._without_figures(above, nb.extract(above))),
+        out.append(Surroundings(around=al.groups(nb._without_figures(above, nb.extract(above))),
                                 question=question_words, years=years or question_years,
                                 header_cells=header if u.kind == "row" else []))
         if u.kind == "prose":
