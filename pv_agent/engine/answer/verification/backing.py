@@ -26,6 +26,7 @@ REASONS = {
     "cell": "steht im zitierten Eintrag für etwas anderes, als der Satz sagt",
     "ambiguous": "lässt offen, wofür sie steht (der zitierte Eintrag nennt dafür mehrere Werte)",
 }
+_EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*$", re.IGNORECASE)
 # An answer that says the figure is outdated may quote what a block calls outdated.
 _REFUTED_IN_ANSWER = re.compile(fc._REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*)", re.I)
 
@@ -171,7 +172,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
             # a year is backed by any cited entry about that year; every other figure by a
             # fact of an entry cited in its own sentence
-            issue = _backing(fig, role, reading, answer_facts if fig.kind == "year" else cited_facts, facts)
+            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start]))
+            issue = _backing(fig, role, reading, answer_facts if fig.kind == "year" else cited_facts, facts,
+                             align=not example)
             if issue is None:
                 continue
             reason, detail = issue
@@ -182,14 +185,16 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     return out
 
 
-def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
-    """None when ``fig`` is backed, else (reason, detail)."""
+def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True
+             ) -> tuple[str, str] | None:
+    """None when ``fig`` is backed, else (reason, detail). An example ("z. B. 38,5 h") is no cell
+    of its own: its value in the cited entry is enough."""
     reason = _support(fig, role, cited_facts)
     if not reason and _paired_elsewhere(fig, role, cited_facts):
         reason = "row"
     if reason:
         return reason, ""
-    if fig.kind in ("year", "date", "number"):
+    if fig.kind in ("year", "date", "number") or not align:
         return None
     candidates = [f for f in cited_facts.facts if f.figure.kind not in ("year", "date")
                   and not fc.mismatch(role, f.role)]

@@ -30,9 +30,10 @@ _UNITS = (
     ("jahr", "jahr"), ("stunde", "stunde"), ("std", "stunde"), ("kilometer", "km"), ("km", "km"),
     # a clerk's English question: "after 3 years of service" gives the answer's "3 Dienstjahre"
     ("year", "jahr"), ("month", "monat"), ("week", "woche"), ("day", "tag"), ("hour", "stunde"),
+    ("h", "stunde"),
 )
 _UNIT_WORDS = ("g/km|kalendertag|arbeitstag|werktag|dienstjahr|tag|woche|monat|jahr|stunde|std|kilometer|km"
-               "|year|month|week|day|hour")
+               "|year|month|week|day|hour|h")
 
 # A count is a number followed by a noun (German nouns are capitalised); these words after a
 # number are not units: paragraph references, abbreviations of laws and months.
@@ -173,7 +174,29 @@ def _extract(text: str) -> tuple[Figure, ...]:
                 text = g["num"]
                 span["end"] = m.end("num")
             out.append(Figure(text, kind, value, **span))
-    return tuple(_range_bounds(out, clean))
+    return tuple(_range_bounds(_with_compounds(out, clean), clean))
+
+
+# "52-Wochen-Zeitraum", "5-Tage-Woche", "45-%-Stufe", "7.300-€-Grenze": a figure inside a compound.
+_COMPOUND = re.compile(rf"(?<![\w.,])({_NUM})-(%|€|[A-ZÄÖÜ][a-zäöüß]+)-(?=[A-Za-zÄÖÜäöüß])")
+
+
+def _with_compounds(figs: list[Figure], text: str) -> list[Figure]:
+    if "-" not in text:
+        return figs
+    found = []
+    for m in _COMPOUND.finditer(text):
+        value = parse_number(m.group(1))
+        if value is None:
+            continue
+        unit = m.group(2)
+        kind = _unit_kind(unit) if unit in ("%", "€") else "count:" + stem(unit)
+        found.append(Figure(m.group(0).rstrip("-"), kind, value, m.start(), m.end() - 1))
+    if not found:
+        return figs
+    spans = [(f.start, f.end) for f in found]
+    kept = [f for f in figs if not any(a <= f.start < b for a, b in spans)]
+    return sorted(kept + found, key=lambda f: f.start)
 
 
 # Every alternative of _FIGURE starts with a digit, "€" or "EUR". The regex engine tries all
