@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from ...textnorm import STOPWORDS, tokens
 from ..context import ContextBlock
+from . import facts as fc
 from . import numbers as nb
 from .claims import _GAP
 from .units import _LIST_ITEM, Unit
@@ -25,10 +26,15 @@ class ConflictGroup:
     unmarked: list[str] = field(default_factory=list)  # sides stated without ⚠
     status_missing: bool = False  # a block calls one side maßgeblich/überholt, the answer does not
 
+    camps: list[list[str]] = field(default_factory=list)  # members that agree with each other
+
     @property
     def one_sided(self) -> bool:
-        """Only one side stated (a group of three sides may be answered with any two)."""
-        return len(self.cited) == 1
+        """Only one side stated (a group of three sides may be answered with any two): one
+        entry, or only entries that agree with each other."""
+        if len(self.cited) == 1:
+            return True
+        return any(set(self.cited) <= set(camp) for camp in self.camps)
 
     @property
     def failing(self) -> bool:
@@ -73,12 +79,18 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
             continue
         for key, values in _quantities(b):
             quantities.setdefault(key, {})[b.entry_id] = values
+    agree: dict[str, set] = {}  # entries giving the same values for a quantity
     for per_block in quantities.values():
         if len(set(per_block.values())) > 1:
-            first, *rest = per_block
-            for other in rest:
-                if per_block[other] != per_block[first] and (first, other) not in reasons:
-                    link(first, other, "values")
+            members = list(per_block)
+            for i, a in enumerate(members):
+                for b in members[i + 1:]:
+                    if per_block[a] != per_block[b]:
+                        if tuple(sorted((a, b))) not in reasons:
+                            link(a, b, "values")
+                    else:
+                        agree.setdefault(a, set()).add(b)
+                        agree.setdefault(b, set()).add(a)
     groups: dict[str, list[str]] = {}
     for x in ids:
         if x in parent:
@@ -90,9 +102,41 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
             continue
         members.sort(key=order.get)
         pair_reasons = {r for (a, c), r in reasons.items() if a in members}
-        out.append(ConflictGroup(members, "marked" if "marked" in pair_reasons else "values"))
+        reason = "marked" if "marked" in pair_reasons else "values"
+        by_id = {b.entry_id: b for b in blocks}
+        if reason == "marked":
+            members = _sides(members, by_id)
+            if len(members) < 2:
+                continue
+        camps = [[m] + sorted(agree.get(m, set()) & set(members), key=order.get) for m in members]
+        out.append(ConflictGroup(members, reason, camps=camps))
     out.sort(key=lambda g: order[g.ids[0]])
     return out
+
+
+def _sides(members: list[str], blocks: dict[str, ContextBlock]) -> list[str]:
+    """The members of a ⚠ group that take a side. Where one entry states a value for a year
+    that another calls falsch/überholt, those two disagree; an entry that disagrees with no one
+    (pv-ues-08 gives the Novelle's values that pv-ues-02 calls maßgeblich) is not a side. With
+    no such evidence in the group, every member stays a side."""
+    said = {m: _dated_values(blocks[m]) for m in members}
+    disagreeing = set()
+    for a in members:
+        for b in members:
+            if a < b and (said[a][0] & said[b][1] or said[b][0] & said[a][1]):
+                disagreeing |= {a, b}
+    return [m for m in members if m in disagreeing] if disagreeing else members
+
+
+def _dated_values(block: ContextBlock) -> tuple[frozenset, frozenset]:
+    """(values the block states, values it calls wrong), each as (kind, value, year)."""
+    stated, refuted = set(), set()
+    for f in fc.facts_of_block(block.entry_id, block.text, block.title, block.stand):
+        if f.where == "stand" or f.figure.kind in ("year", "date", "number"):
+            continue
+        for year in f.role.years:
+            (refuted if f.role.refuted else stated).add((nb.value_class(f.figure), f.figure.value, year))
+    return frozenset(stated), frozenset(refuted)
 
 
 def _quantities(block: ContextBlock):

@@ -272,11 +272,13 @@ def _join(parts: list[str], figs: list[list[Figure]]) -> tuple[str, list[Figure]
 def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, title, where, label) -> list[Fact]:
     """Facts of the figures of ``text`` (a cell or a sentence), clause by clause."""
     out = []
+    carried = frozenset()  # "2025 noch 18 Überstunden und 200 €": a clause's year carries to the next
     for off, seg in segments(text, asides=True):
         seg_figs = [shifted(f, -off) for f in figs if in_clause(f, off, seg)]
+        carried = _years(seg_figs, seg) or carried
         for f in seg_figs:
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
-                           fallback_years=fallback_years, block=True, title=title)
+                           fallback_years=carried or fallback_years, block=True, title=title)
             mates = tuple(g for g in figs if g.start != f.start + off and g.kind not in ("year", "date"))
             out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, label), mates))
     return out

@@ -68,6 +68,8 @@ def split_units(answer: str) -> list[Unit]:
     for i, line in enumerate(lines + [""]):
         stripped = line.strip()
         kind = kinds[i] if i < len(kinds) else "blank"
+        if kind == "prose" and _BOLD_LINE.match(stripped):
+            kind = "heading"  # "**Sonst: nur die ersten 620 € steuerfrei**" heads what follows
         if kind != "prose" and prose_start is not None:
             units.extend(_sentences(answer, prose_start, offset))
             prose_start = None
@@ -80,6 +82,11 @@ def split_units(answer: str) -> list[Unit]:
         offset += len(line)
     _inherit(units, answer)
     return units
+
+
+# A line that is bold from start to end, without a citation of its own, is a heading the way
+# models write them: its figures are backed by the citations of the content under it.
+_BOLD_LINE = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1:?$")
 
 
 def _line_kind(stripped: str) -> str:
