@@ -273,6 +273,7 @@ def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, 
     """Facts of the figures of ``text`` (a cell or a sentence), clause by clause."""
     out = []
     carried = frozenset()  # "2025 noch 18 Überstunden und 200 €": a clause's year carries to the next
+    previous = ""
     for off, seg in segments(text, asides=True):
         seg_figs = [shifted(f, -off) for f in figs if in_clause(f, off, seg)]
         carried = _years(seg_figs, seg) or carried
@@ -280,20 +281,22 @@ def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, 
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
                            fallback_years=carried or fallback_years, block=True, title=title)
             mates = tuple(g for g in figs if g.start != f.start + off and g.kind not in ("year", "date"))
-            out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, label), mates))
+            out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, previous), mates))
+        previous = _without_figures(seg, seg_figs)
     return out
 
 
-_WORDY = re.compile(r"[A-Za-zÄÖÜäöüß]{3,}")
+_WORDY = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}")
 
 
-def _about(where: str, context: str, clause: str, clause_figs: list[Figure], label: str) -> str:
+def _about(where: str, context: str, clause: str, clause_figs: list[Figure], previous: str) -> str:
     """The words that say what a figure is the value of: a table cell's row label, caption and
-    column header with the cell's own words; a sentence's "Label:" and the figure's clause, or
-    the whole sentence when the clause is only figures ("790 € (2025), 804 € (2026)")."""
+    column header with the cell's own words; a sentence's "Label:" and the figure's clause, with
+    the clause before it when its own has fewer than two words ("… höchstens 12 Stunden pro Tag
+    und 60 Stunden pro Woche betragen", "die HBGL (6.450 € → 6.930 € monatlich)")."""
     own = _without_figures(clause, clause_figs)
     if where != "table" and len([w for w in _WORDY.findall(own) if fold(w) not in STOPWORDS]) < 2:
-        own = label  # "… höchstens 12 Stunden pro Tag und 60 Stunden pro Woche betragen"
+        own = f"{previous} {own}"
     return f"{context} {own}".strip()
 
 
