@@ -39,7 +39,7 @@ LEVEL_WEIGHTS = {"clause": 1.0, "sentence": 0.6, "around": 1.0, "question": 0.5}
 YEAR_WEIGHT = 1.0  # the sentence names a year the fact is about
 CONTEXT_YEAR_WEIGHT = 0.6  # a heading, a sentence before it or the question names it
 LATEST_YEAR_WEIGHT = 0.3  # no year named anywhere: the most recent year of the blocks
-LENGTH_NORM = 0.5
+LENGTH_NORM = 0.8
 COMPANION_WEIGHT = 1.5
 ELSEWHERE_PENALTY = 0.5  # the fact's value is written beside the figure: it is the other figure's cell  # a figure the sentence writes beside it stands in the fact's row too
 
@@ -183,7 +183,7 @@ def _scores(pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[f
     near, far = [], []
     for f, about in zip(pool, abouts):
         # a long sentence matches more words by its length alone (as in BM25)
-        norm = 1 - LENGTH_NORM + LENGTH_NORM * len(about) / mean_length
+        norm = max(0.25, 1 - LENGTH_NORM + LENGTH_NORM * len(about) / mean_length)
         s_near = _word_score(near_words, df, n, about) / norm
         s_far = _word_score(far_words, df, n, about) / norm
         if reading.years:
