@@ -58,7 +58,8 @@ _ALIASES = {fold(k): v for k, v in _ALIASES.items()}
 _GENERIC = frozenset(
     "betrag betragt betragen betrug wert werte hohe hoch liegt liegen gilt gelten beim pro euro eur "
     "stand insgesamt jeweils derzeit aktuell laut gemass rund genau ebenfalls unverandert sowie "
-    "dabei damit somit also bzw siehe nur noch auch sind ist wird werden".split()
+    "dabei damit somit also bzw siehe nur noch auch sind ist wird werden vergleich beispiel hinweis "
+    "achtung etwa zb".split()
 )
 _LONG_SHORT = re.compile(r"([A-Za-zÄÖÜäöüß-]{6,})\s*\(([A-Za-zÄÖÜ]{2,6})\)")
 
@@ -142,10 +143,8 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
     with_value = [f for f in candidates if same_value(fig, f.figure)]
     others = [f for f in candidates if f.where != "stand" and _same_class(fig, f.figure)
               and not same_value(fig, f.figure)]
-    if not with_value:
-        return Alignment(False)
-    if not others:
-        return Alignment(True, quoted=with_value[0])
+    if not with_value or not others:  # nothing to choose between
+        return Alignment(True, quoted=with_value[0] if with_value else None)
     pool = with_value + others
     near, far = _scores(pool, reading, titles, aliases)
     if trace is not None:

@@ -122,8 +122,9 @@ def _key(fig: nb.Figure):
 
 
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
-               question_figures: list[_GivenFigure], around: Surroundings) -> UnitResult:
-    """The figures of one unit (``text`` with its citation brackets blanked)."""
+               question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False) -> UnitResult:
+    """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
+    says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
     out = UnitResult()
     all_figs = nb.extract(text)
     cited_facts, answer_facts = facts.index(cites), facts.index(answer_cites)
@@ -142,7 +143,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
         plain_scope = nb._without_figures(scope, scope_figs)
         for fig in clause_figs:
-            if fig.kind == "number" and not nb.is_answer_figure(fig):
+            if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
                 continue
             if _given(fig, clause, clause_figs, question_figures):
                 out.given.append(fig.text)
@@ -172,8 +173,12 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
             # a year is backed by any cited entry about that year; every other figure by a
             # fact of an entry cited in its own sentence
-            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start]))
-            issue = _backing(fig, role, reading, answer_facts if fig.kind == "year" else cited_facts, facts,
+            # an example ("z. B. 38,5 h") or a name ("die 1-%-Stufe", "5-Tage-Woche") is no cell of its own
+            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start])) or _compound(fig)
+            # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
+            # figure by a fact of an entry cited in its own sentence
+            anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
+            issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
                              align=not example)
             if issue is None:
                 continue
@@ -196,8 +201,10 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
         return reason, ""
     if fig.kind in ("year", "date", "number") or not align:
         return None
+    # a figure the answer calls outdated is one of the values a block calls outdated
     candidates = [f for f in cited_facts.facts if f.figure.kind not in ("year", "date")
-                  and not fc.mismatch(role, f.role)]
+                  and not fc.mismatch(role, f.role) and not _compound(f.figure)
+                  and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))]
     verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
     if verdict.backed:
         return None
@@ -207,6 +214,10 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
                              f"aber auch {about.figure.text} für „{al.describe(about)}“")
     return "cell", (f"[{about.entry_id}] nennt für „{al.describe(about)}“ {about.figure.text}; "
                     f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“")
+
+
+def _compound(fig: nb.Figure) -> bool:
+    return "-" in fig.text
 
 
 def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:

@@ -118,14 +118,20 @@ def _sides(members: list[str], blocks: dict[str, ContextBlock]) -> list[str]:
     """The members of a ⚠ group that take a side. Where one entry states a value for a year
     that another calls falsch/überholt, those two disagree; an entry that disagrees with no one
     (pv-ues-08 gives the Novelle's values that pv-ues-02 calls maßgeblich) is not a side. With
-    no such evidence in the group, every member stays a side."""
+    no value called wrong at all, every member stays a side."""
     said = {m: _dated_values(blocks[m]) for m in members}
     disagreeing = set()
     for a in members:
         for b in members:
             if a < b and (said[a][0] & said[b][1] or said[b][0] & said[a][1]):
                 disagreeing |= {a, b}
-    return [m for m in members if m in disagreeing] if disagreeing else members
+    if disagreeing:
+        return [m for m in members if m in disagreeing]
+    # they call values wrong, but none that another member here states: the other side of their
+    # ⚠ is not in the context (pv-ues-08 and pv-ues-02 both reject pv-ues-03's figures)
+    if any(said[m][1] for m in members):
+        return []
+    return members
 
 
 def _dated_values(block: ContextBlock) -> tuple[frozenset, frozenset]:

@@ -16,7 +16,8 @@ _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][A-Za-zÄÖÜäöüß-]*")
 # Capitalised words that name no quantity: sentence-initial particles and the units themselves.
 _ROLELESS = frozenset(
     "eur euro prozent cent brutto netto monatlich jährlich täglich insgesamt rund genau "
-    "also dabei dann hier damit daher somit ja neben laut gemäß zusätzlich".split()
+    "also dabei dann hier damit daher somit ja neben laut gemäß zusätzlich "
+    "warum wieso weshalb was wie wann wo welche welcher welches wer".split()
 )
 
 

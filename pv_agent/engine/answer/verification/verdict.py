@@ -154,9 +154,12 @@ def verify(
             continue
         figure_units.add(id(u))
         unit_cites = _heading_citations(u, units) if u.kind == "heading" else u.citations
+        if not unit_cites and u.kind == "prose" and text.rstrip().endswith(":"):
+            unit_cites = _lead_in_citations(u, units)  # "Warum mehr als 1.000 € anfallen:" heads a list
         if not unit_cites and (_ASKS_OR_GAP.search(text) or _GAP.search(text)):
             unit_cites = cited
-        result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around)
+        result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around,
+                            gap=bool(_GAP.search(text)))
         checked += result.checked
         given += result.given
         for issue in result.issues:
@@ -215,6 +218,16 @@ def _surroundings(units: list[Unit], question_words: frozenset, question_years: 
         if named and u.kind != "heading":
             years = named
         previous = u
+    return out
+
+
+def _lead_in_citations(lead: Unit, units: list[Unit]) -> list[str]:
+    """A lead-in line ending in ":" without citations of its own is backed by the items under it."""
+    out: list[str] = []
+    for u in units[units.index(lead) + 1 :]:
+        if u.kind not in ("item", "row"):
+            break
+        out += [c for c in u.citations if c not in out]
     return out
 
 
