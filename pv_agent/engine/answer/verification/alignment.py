@@ -59,7 +59,7 @@ _GENERIC = frozenset(
     "betrag betragt betragen betrug wert werte hohe hoch liegt liegen gilt gelten beim pro euro eur "
     "stand insgesamt jeweils derzeit aktuell laut gemass rund genau ebenfalls unverandert sowie "
     "dabei damit somit also bzw siehe nur noch auch sind ist wird werden vergleich beispiel hinweis "
-    "achtung etwa zb".split()
+    "achtung etwa zb je steht stehen".split()
 )
 _LONG_SHORT = re.compile(r"([A-Za-zÄÖÜäöüß-]{6,})\s*\(([A-Za-zÄÖÜ]{2,6})\)")
 

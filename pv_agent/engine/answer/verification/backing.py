@@ -5,6 +5,7 @@ its row label and column header.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -202,7 +203,7 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
     if fig.kind in ("year", "date", "number") or not align:
         return None
     # a figure the answer calls outdated is one of the values a block calls outdated
-    candidates = [f for f in cited_facts.facts if f.figure.kind not in ("year", "date")
+    candidates = [_as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
                   and not fc.mismatch(role, f.role) and not _compound(f.figure)
                   and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))]
     verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
@@ -214,6 +215,18 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
                              f"aber auch {about.figure.text} für „{al.describe(about)}“")
     return "cell", (f"[{about.entry_id}] nennt für „{al.describe(about)}“ {about.figure.text}; "
                     f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“")
+
+
+def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
+    """A bare number of a table whose row or column names the figure's unit ("Überstunden/Monat
+    | 18 | 15 | 10", "Satz in %") competes as a figure of that unit."""
+    if fact.figure.kind != "number" or fig.kind == "number" or fact.where != "table":
+        return fact
+    about = fact.about.lower()
+    if fig.kind == "money" and ("€" in about or "eur" in about) or fig.kind == "percent" and "%" in about \
+            or fig.kind.startswith("count:") and fig.kind[6:11] in about:
+        return dataclasses.replace(fact, figure=dataclasses.replace(fact.figure, kind=fig.kind))
+    return fact
 
 
 def _compound(fig: nb.Figure) -> bool:

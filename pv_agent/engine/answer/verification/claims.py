@@ -16,7 +16,7 @@ from ..context import ContextBlock
 from .units import _CITATION, Unit
 
 # Sentences that state a gap: their figures are checked, but without a figure they are no claim.
-_GAP = re.compile(r"keine Aussage|nicht belegt|belegen die Blöcke nicht|nennen die Blöcke nicht|sagen die Blöcke nichts|nicht in den Blöcken|enthält (?:die Wissensbasis )?(?:dazu )?(?:keine|nichts)", re.IGNORECASE)
+_GAP = re.compile(r"keine Aussage|nicht belegt|enthalten sie nicht|enthält (?:er|sie|der Block) nicht|nicht enthalten|belegen die Blöcke nicht|nennen die Blöcke nicht|sagen die Blöcke nichts|nicht in den Blöcken|enthält (?:die Wissensbasis )?(?:dazu )?(?:keine|nichts)", re.IGNORECASE)
 
 # Claim support: thresholds calibrated on one half of a labelled claim/section set and reported
 # on the other (tools/calibrate_claims.py; numbers in docs/verification.md). LEXICAL: share of
