@@ -146,10 +146,11 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         for fig in clause_figs:
             if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
                 continue
-            if _given(fig, clause, clause_figs, question_figures):
+            given = _given(fig, clause, clause_figs, question_figures)
+            if given:
                 out.given.append(fig.text)
-                continue
-            out.checked += 1
+            else:
+                out.checked += 1
             # a cell of an answer table stands in its row and column: their labels name its years too
             label_figs = nb.extract(labels) if labels else []
             role = fc.role_of(fig, clause, clause_figs, context=labels, context_figs=label_figs,
@@ -179,8 +180,14 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
-            issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
-                             align=not example)
+            if given:
+                # the clerk's figure needs no source – but where a cited entry holds it, the
+                # sentence must not pass it off as another cell's value ("nach der Novelle 10
+                # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
+                issue = _given_misplaced(fig, role, reading, cited_facts, facts) if not example else None
+            else:
+                issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
+                                 align=not example)
             if issue is None:
                 continue
             reason, detail = issue
@@ -215,6 +222,12 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
                              f"aber auch {about.figure.text} für „{al.describe(about)}“")
     return "cell", (f"[{about.entry_id}] nennt für „{al.describe(about)}“ {about.figure.text}; "
                     f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“")
+
+
+def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
+    if fig.kind in ("year", "date", "number") or _support(fig, role, cited_facts):
+        return None  # not in the cited entries in this role: the question's own figure
+    return _backing(fig, role, reading, cited_facts, facts)
 
 
 def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
