@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", default="/tmp/prompts")
     parser.add_argument("--play", nargs="+", required=True)
     parser.add_argument("--review", nargs="*", help="print the hand-check view of these ids (none: all unchecked)")
+    parser.add_argument("--split", help="pack into this split instead of the prompt's folder (e.g. report)")
     args = parser.parse_args(argv)
     checks_path = OUT / "hand_checks.json"
     checks = json.loads(checks_path.read_text(encoding="utf-8")) if checks_path.exists() else {}
@@ -123,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Hinweis: {draft_id}: noch nicht von Hand geprüft, nicht gepackt", file=sys.stderr)
                 continue
             record = pack(draft_id, draft, prompt, checks[draft_id], prov.get(draft_id, {}).get("style", ""))
+            if args.split:
+                record["split"] = args.split
             target = OUT / record["split"] / f"{draft_id}.json"
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -132,6 +132,7 @@ def _match(word: str, other: str) -> bool:
     return short in long_ or short[:6] == long_[:6] and len(short) >= 6
 
 
+@lru_cache(maxsize=65536)
 def _matched(group: frozenset, about: frozenset) -> bool:
     return any(_match(form, w) for form in group for w in about)
 
