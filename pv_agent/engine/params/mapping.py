@@ -146,10 +146,10 @@ def validate_mapping_file(kb_dir: str | Path, entries: list[Entry]) -> list[Load
 
 
 def dump_mapping(mappings: list[ParameterMapping]) -> str:
-    """The mapping as the file's text (Odoo writes its edited records back with this); reading
-    it again gives the same items."""
+    """The mapping as the file's text, in the order given (Odoo writes its edited records back
+    with this); reading it again gives the same items, and an unchanged mapping the same text."""
     items = []
-    for m in sorted(mappings, key=lambda m: m.code):
+    for m in mappings:
         item = {"code": m.code}
         if m.name:
             item["name"] = m.name
