@@ -117,7 +117,7 @@ class PvAgentParameterCheck(models.TransientModel):
         results = self.sudo()._results(today, True)
         problems = [r for r in results if r.status in services.PROBLEMS]
         fingerprint = hashlib.sha256("\n".join(
-            f"{r.code}|{r.status}|{r.date}|{r.version.value if r.version else ''}|{r.fact.number if r.fact else ''}"
+            f"{r.code}|{r.status}|{r.date.year if r.date else ''}|{r.version.value if r.version else ''}|{r.fact.number if r.fact else ''}"
             for r in problems).encode()).hexdigest()
         icp = self.env["ir.config_parameter"].sudo()
         if not problems or icp.get_param(PARAM_LAST_NOTICE) == fingerprint:
