@@ -59,7 +59,9 @@ class TestParameterCheck(TransactionCase):
         cls.env["pv_agent.parameter.mapping"].sudo()._import_file()
 
         cls.env.company.country_id = cls.env.ref("base.at")
-        cls.manager = new_test_user(cls.env, "pp_manager", name="Paula Payroll",
+        cls.env["res.lang"]._activate_lang("de_DE")
+        cls.env.ref("base.module_pv_agent_payroll")._update_translations("de_DE")
+        cls.manager = new_test_user(cls.env, "pp_manager", name="Paula Payroll", lang="de_DE",
                                     groups="pv_agent.group_manager,hr_payroll.group_hr_payroll_manager")
         cls.reader = new_test_user(cls.env, "pp_reader", name="Rita Reader",
                                    groups="pv_agent.group_manager,hr.group_hr_user")
@@ -149,7 +151,9 @@ class TestParameterCheck(TransactionCase):
         self.assertTrue(Check._cron_check_parameters(today=dt.date(2026, 12, 10)))
         self.assertEqual(len(notices(self.manager)), 1)
         self.assertIn("[pv-bg-02 · 2026-01]", notices(self.manager).body)
+        self.assertIn("Lohnparameter:", notices(self.manager).body)  # in the manager's language (i18n/de.po)
         self.assertEqual(len(notices(self.reader)), 1)
+        self.assertIn("Payroll parameters:", notices(self.reader).body)
         self.assertFalse(notices(self.no_payroll))  # may not read the parameters: not told their values
         self.assertFalse(Check._cron_check_parameters(today=dt.date(2026, 12, 11)))  # nothing new
         self.assertEqual(len(notices(self.manager)), 1)
