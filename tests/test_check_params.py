@@ -240,3 +240,15 @@ def test_exit_codes_and_output_channels(capsys, tmp_path):
     code, out, err = run_cli(capsys, "check-params", str(ok), "--kb", str(SAMPLE_KB), "--date", "2026-02-01", "--json")
     data = json.loads(out)  # nothing but JSON on stdout
     assert data["summary"][MATCH] == 1 and code == 1  # the mapping's broken items still fail the check
+
+
+def test_the_payroll_bridge_reaches_the_engine_only_through_its_services():
+    import ast
+    bridge = ROOT / "pv_agent_payroll"
+    manifest = ast.literal_eval((bridge / "__manifest__.py").read_text(encoding="utf-8"))
+    assert manifest["depends"] == ["pv_agent", "hr_payroll"] and manifest["auto_install"] is True
+    for path in (bridge / "models").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in names if "engine" in m or m.startswith("odoo.addons.pv_agent.")], path
