@@ -7,6 +7,7 @@ Run: tools/test-odoo -k pv_agent_payroll (needs an addons path with hr_payroll).
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import os
 import shutil
 import tempfile
@@ -68,6 +69,7 @@ class TestParameterCheck(TransactionCase):
         cls.no_payroll = new_test_user(cls.env, "pp_nopayroll", name="Nora Nopayroll", groups="pv_agent.group_manager")
         cls.payroll_only = new_test_user(cls.env, "pp_payroll", name="Pia Payroll",
                                          groups="hr_payroll.group_hr_payroll_manager")
+        cls.outsider = new_test_user(cls.env, "pp_outsider", name="Otto Outsider", groups="base.group_user")
         Param = cls.env["hr.rule.parameter"]
         cls.params = {}
         for code, versions in {
@@ -180,3 +182,22 @@ class TestParameterCheck(TransactionCase):
         self.assertTrue(Mapping.action_export_file()["url"].startswith("/web/content/"))
         with self.assertRaises(AccessError):
             self.env["pv_agent.parameter.mapping"].with_user(self.payroll_only).search([])
+
+    def test_strangers_are_denied_every_public_method_of_the_bridge(self):
+        check, lines = self.run_check(self.manager)
+        records = {"pv_agent.parameter.check": check, "pv_agent.parameter.check.line": lines["AT_HBGL_MONTH"],
+                   "pv_agent.parameter.mapping": self.env["pv_agent.parameter.mapping"].search([], limit=1)}
+        methods = set()
+        for model_name in self.env.registry:
+            for klass in type(self.env[model_name]).__mro__:
+                if (getattr(klass, "__module__", "") or "").startswith("odoo.addons.pv_agent_payroll."):
+                    methods |= {(model_name, attr) for attr, value in vars(klass).items()
+                                if not attr.startswith("_") and inspect.isfunction(value)}
+        self.assertIn(("pv_agent.parameter.check.line", "action_create_version"), methods)
+        self.assertEqual({m for m, _ in methods}, set(records))  # hr.rule.parameter gets no public method
+        for user in (self.outsider, self.payroll_only):
+            for model_name, method in sorted(methods):
+                with self.subTest(user=user.login, method=f"{model_name}.{method}"), self.assertRaises(AccessError):
+                    getattr(records[model_name].with_user(user), method)()
+        self.assertFalse(self.params["AT_HBGL_MONTH"].parameter_version_ids.filtered(
+            lambda v: v.date_from == dt.date(2026, 1, 1)))
