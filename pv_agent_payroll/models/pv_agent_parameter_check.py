@@ -22,6 +22,9 @@ STATUS_SELECTION = [
     (services.ABSENT, "Parameter missing"), (services.UNMAPPED, "Not mapped"), ("created", "Version created"),
 ]
 
+STATUS_ORDER = (services.DIFFERS, services.MISSING, services.NO_FACT, "created", services.KB_MISSING,
+                services.UNMAPPED, services.ABSENT, services.MATCH)
+
 
 class PvAgentParameterCheck(models.TransientModel):
     _name = "pv_agent.parameter.check"
@@ -170,9 +173,8 @@ class PvAgentParameterCheckLine(models.TransientModel):
 
     @api.depends("status")
     def _compute_status_order(self):
-        order = {s: i for i, (s, _) in enumerate(STATUS_SELECTION)}
-        for line in self:
-            line.status_order = -order.get(line.status, 0) if line.status != services.MATCH else 99
+        for line in self:  # what to fix first, what matches last
+            line.status_order = STATUS_ORDER.index(line.status) if line.status in STATUS_ORDER else len(STATUS_ORDER)
 
     @api.depends("status", "parameter_id", "entry_id")
     def _compute_can_create(self):
