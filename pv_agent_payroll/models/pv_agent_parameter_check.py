@@ -102,7 +102,7 @@ class PvAgentParameterCheck(models.TransientModel):
             "parameter_value": r.version.value if r.version else False,
             "parameter_valid_from": r.version.valid_from if r.version else False,
             "kb_value": r.fact.number if r.fact and r.fact.number is not None else 0.0,
-            "kb_text": _german(r.fact.number, unit) if r.fact and r.fact.number is not None else (r.fact.text if r.fact else False),
+            "kb_text": services.format_figure(r.fact.number, unit) if r.fact and r.fact.number is not None else (r.fact.text if r.fact else False),
             "entry_id": entry.id if entry else False,
             "entry_stand": r.entry.stand if r.entry else False,
             "where": r.fact.where if r.fact else False,
@@ -139,7 +139,7 @@ class PvAgentParameterCheck(models.TransientModel):
         items = Markup("").join(
             Markup("<li>%s – %s %s: %s</li>") % (
                 r.code, self.env._(labels[r.status]), r.date.year if r.date else "",
-                (f"{r.version.value if r.version else '–'} ≠ {_german(r.fact.number, r.mapping.unit)} "
+                (f"{r.version.value if r.version else '–'} ≠ {services.format_figure(r.fact.number, r.mapping.unit)} "
                  f"[{r.entry.id} · {r.entry.stand}]") if r.fact and r.entry and r.fact.number is not None else r.message)
             for r in problems[:30])
         more = len(problems) - 30
@@ -223,11 +223,3 @@ def _literal(number: float, previous: str | None) -> str:
         return str(int(number))
     return repr(float(number))
 
-
-def _german(number, unit) -> str:
-    if number is None:
-        return "–"
-    decimals = 0 if float(number).is_integer() else len(f"{number:.4f}".rstrip("0").split(".")[1])
-    text = f"{number:,.{decimals}f}".replace(",", " ").replace(".", ",").replace(" ", ".")
-    symbol = services.UNITS.get(unit)
-    return f"{text} {symbol}" if symbol else text

@@ -4,7 +4,7 @@ from odoo.addons.pv_agent.engine.params.check import (  # noqa: F401
     ABSENT, DIFFERS, KB_MISSING, MATCH, MISSING, NO_FACT, PROBLEMS, STATUSES, UNMAPPED,
     ParameterList, ParameterVersion, check_dates, check_parameters,
 )
-from odoo.addons.pv_agent.engine.params.facts import UNITS  # noqa: F401
+from odoo.addons.pv_agent.engine.params.facts import UNITS, format_figure  # noqa: F401
 from odoo.addons.pv_agent.engine.params.mapping import (  # noqa: F401
     MAPPING_FILE, ParameterMapping, dump_mapping, parse_mapping, resolve,
 )

@@ -10,7 +10,7 @@ from pv_agent.engine.params.check import (
     ABSENT, DIFFERS, KB_MISSING, MATCH, MISSING, NO_FACT, PROBLEMS, UNMAPPED,
     check_dates, check_parameters, read_parameters_csv, summary,
 )
-from pv_agent.engine.params.facts import UNITS
+from pv_agent.engine.params.facts import format_figure
 from pv_agent.engine.params.mapping import MAPPING_FILE, load_mapping
 
 from ._common import EXIT_ERROR, EXIT_OK, EXIT_USAGE, CommandError, add_kb_argument, print_json, warn
@@ -82,16 +82,6 @@ def _read_params(path: str):
     return params
 
 
-def german(number: float | None, unit: str) -> str:
-    """``6930.0`` → ``6.930 €``; ``3.7`` → ``3,7 %``; a count without a unit."""
-    if number is None:
-        return "–"
-    decimals = 0 if float(number).is_integer() else len(f"{number:.4f}".rstrip("0").split(".")[1])
-    text = f"{number:,.{decimals}f}".replace(",", "␣").replace(".", ",").replace("␣", ".")
-    symbol = UNITS.get(unit)
-    return f"{text} {symbol}" if symbol else text
-
-
 def _print_report(results, plan, counts) -> None:
     for r in results:
         if r.status in (MATCH, ABSENT):
@@ -114,7 +104,7 @@ def _line(r) -> str:
     unit = r.mapping.unit
     param = (f"Parameter {r.version.value} ab {r.version.valid_from.isoformat()}" if r.version
              else "Parameter: keine gültige Version")
-    kb = (f"Wissensbasis {german(r.fact.number, unit)}" if r.fact and r.fact.number is not None
+    kb = (f"Wissensbasis {format_figure(r.fact.number, unit)}" if r.fact and r.fact.number is not None
           else "Wissensbasis ohne Wert" + (f" ({r.fact.text})" if r.fact else ""))
     cite = f"[{r.entry.id}] {r.entry.title}, Stand {r.entry.stand}" + (f" – {r.fact.where}" if r.fact else "")
     return f"{head}: {param}; {kb} – {cite}"

@@ -115,6 +115,16 @@ def _to_float(m: re.Match) -> float:
     return value
 
 
+def format_figure(number: float | None, unit: str) -> str:
+    """A figure as the entries write it: ``6930.0`` → ``6.930 €``, ``3.7`` → ``3,7 %``."""
+    if number is None:
+        return "–"
+    decimals = 0 if float(number).is_integer() else len(f"{number:.4f}".rstrip("0").split(".")[1])
+    text = f"{number:,.{decimals}f}".replace(",", " ").replace(".", ",").replace(" ", ".")
+    symbol = UNITS.get(unit)
+    return f"{text} {symbol}" if symbol else text
+
+
 def period_of(text: str) -> Period | None:
     """The years a header, row label or list label names, or None when it names none."""
     plain = markdown.plain(text)
