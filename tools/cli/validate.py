@@ -1,4 +1,5 @@
-"""``pv-agent validate``: check every entry and kb.json; exit 1 on any error."""
+"""``pv-agent validate``: check every entry, kb.json and the parameter mapping (parameters.yaml);
+exit 1 on any error."""
 from __future__ import annotations
 
 import sys
@@ -6,11 +7,12 @@ from pathlib import Path
 
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.kb.registry import check_registry
+from pv_agent.engine.params.mapping import validate_mapping_file
 
 from ._common import add_kb_argument, issue_location, print_json
 
 NAME = "validate"
-HELP = "Wissensbasis prüfen (Schema, Abschnitte, Verweise, kb.json)"
+HELP = "Wissensbasis prüfen (Schema, Abschnitte, Verweise, kb.json, parameters.yaml)"
 
 
 def add_arguments(parser) -> None:
@@ -21,6 +23,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     result = load_knowledge_base(Path(args.kb))
     errors = result.errors + (check_registry(Path(args.kb), result) if Path(args.kb).is_dir() else [])
+    errors += validate_mapping_file(args.kb, result.entries) if Path(args.kb).is_dir() else []
     if args.json:
         print_json({"entries": len(result.entries), "clusters": len(result.clusters), "errors": [e.as_dict() for e in errors]})
     else:
