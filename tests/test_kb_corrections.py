@@ -181,8 +181,10 @@ def test_official_only_when_the_main_source_is_an_authority(kb):
 
 
 def test_retailer_and_secondary_sources_are_not_official_or_statute(kb):
-    for eid in ("pv-sb-01", "pv-sb-02", "pv-sb-03", "pv-sb-04"):
+    for eid in ("pv-sb-01", "pv-sb-02", "pv-sb-03"):
         assert kb[eid].official is False, eid
+    # Issue 30: pv-sb-04's value (E-Auto 0 €) now rests on the ÖGK, listed first; the retailer page stays second.
+    assert kb["pv-sb-04"].official is True and kb["pv-sb-04"].source_ref.startswith("ÖGK")
     for eid in ("ris-urlg-2", "ris-alvg-27"):
         assert kb[eid].official is False and kb[eid].source != "gesetz", eid
     assert sorted(e.id for e in kb.values() if e.source == "gesetz") == ["ris-estg-67", "ris-estg-68"]
