@@ -274,7 +274,7 @@ def _unquoted(text: str) -> str:
     return _QUOTED.sub(" ", text)
 
 
-def _short(text: str, limit: int = 90) -> str:
+def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
