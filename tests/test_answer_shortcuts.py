@@ -8,7 +8,7 @@ import pytest
 from answer_helpers import make_hit
 
 from pv_agent.engine.answer.verification import facts as fc
-from pv_agent.engine.answer.verification import numbers as fg
+from pv_agent.engine import figures as fg
 from pv_agent.engine.answer.context import CONFLICT_MARK, is_conflict_side
 from pv_agent.engine.kb import markdown as md
 from pv_agent.engine.kb.loader import load_knowledge_base

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pv_agent.engine.answer.verification import numbers as fg
+from pv_agent.engine import figures as fg
 from pv_agent.engine.config import Settings
 from pv_agent.engine.evaluation.retrieval import GOLDSET_TODAY, load_goldset
 from pv_agent.engine.evaluation.answers import ANSWERING_STATES, ItemResult, evaluate_answers, metrics

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 from answer_helpers import make_context
 
-from pv_agent.engine.answer.verification import numbers as fg
+from pv_agent.engine import figures as fg
 from pv_agent.engine.answer.verification import citations_in, find_conflicts, mark_unsupported, split_units, verify
 
 

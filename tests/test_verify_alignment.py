@@ -6,7 +6,7 @@ import pytest
 from kb_context import kb_context
 
 from pv_agent.engine.answer.verification import find_conflicts, verify
-from pv_agent.engine.answer.verification import numbers as nb
+from pv_agent.engine import figures as nb
 
 # (blocks, question, draft, passes, reason of the first unsupported figure or None)
 WRONG_CELL = [

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from kb_context import block, entries  # noqa: E402
 
-from pv_agent.engine.answer.verification import numbers as fg  # noqa: E402
+from pv_agent.engine import figures as fg  # noqa: E402
 from pv_agent.engine.kb import markdown as md  # noqa: E402
 from pv_agent.engine.evaluation.retrieval import load_goldset  # noqa: E402
 from pv_agent.engine.answer.verification import block_sentences, lexical_coverage  # noqa: E402

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from pv_agent.engine.answer.verification import claims as claims_module  # noqa: E402
 from pv_agent.engine.answer.verification import conflicts as conflicts_module  # noqa: E402
 from pv_agent.engine.answer.verification import facts as fc  # noqa: E402
-from pv_agent.engine.answer.verification import numbers as fg  # noqa: E402
+from pv_agent.engine import figures as fg  # noqa: E402
 from pv_agent.engine.config import Settings  # noqa: E402
 from pv_agent.engine.answer.context import build_context  # noqa: E402
 from pv_agent.engine.evaluation.retrieval import load_goldset  # noqa: E402

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Callable
 
-from ..answer.verification import numbers as fg
+from .. import figures as fg
 from ..answer import prompts
 from ..answer.ask import ask
 from ..config import Settings

@@ -110,7 +110,7 @@ def _unit(word: str) -> str:
 
 def _title_figure_issues(entry: Entry, find: "_LineFinder") -> list[LoadIssue]:
     """Amounts and percentages of the title that the entry's text does not give."""
-    from ..answer.verification.numbers import extract, same_value  # the figure vocabulary, read-only
+    from ..figures import extract, same_value  # the figure vocabulary, read-only
 
     text = _unquoted("\n".join(line for _, line in _checked_lines(entry, with_title=False)))
     given = extract(text)
@@ -149,7 +149,7 @@ def _hedging_sentence(entry: Entry, subjects: set) -> str | None:
 
 # 3 -------------------------------------------------------------------------------------------
 def _stale_reference_issues(entry: Entry, by_id: dict[str, Entry], find: "_LineFinder") -> list[LoadIssue]:
-    from ..answer.verification.numbers import extract, same_value  # the figure vocabulary, read-only
+    from ..figures import extract, same_value  # the figure vocabulary, read-only
 
     _, _, references = entry.body.partition(VERWEISE)
     issues = []
@@ -173,7 +173,7 @@ def _stale_reference_issues(entry: Entry, by_id: dict[str, Entry], find: "_LineF
 
 # 4 -------------------------------------------------------------------------------------------
 def _same_fact_issues(entries: list[Entry], lines_of: dict[str, "_LineFinder"]) -> list[LoadIssue]:
-    from ..answer.verification.numbers import extract
+    from ..figures import extract
 
     values: dict[tuple, dict[str, set]] = defaultdict(lambda: defaultdict(set))
     where: dict[tuple, dict[str, str]] = defaultdict(dict)

@@ -2,7 +2,9 @@
 
 One module per concern, plain data between them:
 
-- ``numbers``   figures in text (amounts, percentages, counts, years, dates) and clauses
+- ``backing``   per unit: is each figure backed by a fact in its role and its cell
+- (``engine/figures.py``: figures in text – amounts, percentages, counts, years, dates – and
+  clauses; beside textnorm.py, since the knowledge base's own checks read figures too)
 - ``facts``     the facts of a block: each figure in its row, column and year
 - ``alignment`` which fact of the cited blocks a figure of the answer is about
 - ``units``     the answer as sentences, items, rows and headings with their citations

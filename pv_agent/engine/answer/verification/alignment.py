@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ...textnorm import ABBREVIATIONS, STOPWORDS, fold, tokens
 from .facts import Fact
-from .numbers import _same_class, same_value
+from ...figures import _same_class, same_value
 
 # Calibrated on the calibration half's realistic drafts and their wrong-cell mutations
 # (tools/mutation_report.py --split calibration; docs/verification.md, "Which cell").

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..context import ContextBlock
 from . import alignment as al
 from . import facts as fc
-from . import numbers as nb
+from ... import figures as nb
 from .given import _GivenFigure, _given
 
 REASONS = {

@@ -9,7 +9,7 @@ from functools import lru_cache
 from ...textnorm import STOPWORDS, tokens
 from ..context import ContextBlock
 from . import facts as fc
-from . import numbers as nb
+from ... import figures as nb
 from .claims import _GAP
 from .units import _LIST_ITEM, Unit
 

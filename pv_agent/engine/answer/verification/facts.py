@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from ...kb import markdown as md
 from ...textnorm import STOPWORDS, fold
-from .numbers import (Figure, _same_class, _years, _without_figures, extract, in_clause, same_value,
+from ...figures import (Figure, _same_class, _years, _without_figures, extract, in_clause, same_value,
                       segments, shifted)
 
 # -- facts ------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 
 from ...textnorm import STOPWORDS, fold
-from . import numbers as nb
+from ... import figures as nb
 
 # A figure the clerk wrote is given in the role the question gave it: "bei 1.300 €
 # Bemessungsgrundlage" lets the answer repeat 1.300 € as the Bemessungsgrundlage, not as

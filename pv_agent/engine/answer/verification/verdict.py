@@ -22,7 +22,7 @@ import re
 
 from ..context import Context
 from . import alignment as al
-from . import numbers as nb
+from ... import figures as nb
 from .backing import REASONS, BlockFacts, FigureIssue, Surroundings, check_unit, table_cells
 from .claims import _GAP, ClaimCheck, Similarity, _claim_support, _is_claim
 from .conflicts import ConflictGroup, _check_conflict_sides, find_conflicts
