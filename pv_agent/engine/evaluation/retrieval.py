@@ -188,10 +188,12 @@ CALIBRATION_L2 = 1.0
 CALIBRATION_MARGIN = 0.01
 
 
-# Share of covered calibration questions the boundary may refuse, per mode: the issue's 5 %. A
-# wrongly refused question still lists its entries under "Verwandte Themen"; a stricter 2 % kept
-# only 27 % of the uncovered calibration questions refused (hybrid), which gives back the issue's point.
-CALIBRATION_MAX_WRONG = {"hybrid": 0.05, "lexical": 0.05}
+# Share of covered calibration questions the boundary may refuse, per mode: issue 28's 2 %. The
+# gate also checks a model's "nothing in the knowledge base" (answer.ask: covered → "unanswered"
+# with the matching entries), and a false refusal makes a clerk stop looking, so precision on
+# "covered" comes first; it refuses fewer uncovered questions than issue 14's 5 % did
+# (docs/retrieval.md has both operating points).
+CALIBRATION_MAX_WRONG = {"hybrid": 0.02, "lexical": 0.02}
 # The features of each mode's score, in gates.support_features' order (Settings refuse_<mode>_<name>).
 SUPPORT_FEATURE_NAMES = {"hybrid": ("topic", "coverage", "cosine"), "lexical": ("topic", "coverage")}
 
