@@ -207,7 +207,9 @@ def calibrate_relevance(rows: list[dict], settings, max_wrong: float | None = No
     uncovered question refused. Rows from ``relevance_rows``; returns Settings field values."""
     from ..retrieval.gates import support_features
 
-    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]]
+    # questions in another language are supported by rule (gates.supported_by_signals), not by the score
+    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]
+           and not r.get("foreign_language")]
     mode = support_features(cal[0], settings)[0] if cal else "lexical"
     x = np.array([support_features(r, settings)[1] for r in cal], dtype=float)
     y = np.array([r["group"] == "uncovered" for r in cal], dtype=float)
