@@ -4,8 +4,8 @@ knowledge base (hybrid, built-in model, vectors from the shipped seed) against t
 test server answering "Dazu enthält die Wissensbasis keine Aussage." to everything.
 
 Measured 2026-12-03 (tools/refuse_everything.py, the same run): covered questions ending
-``refused`` 1 of 62 (calibration) and 0 of 66 (held-out); an expected entry shown for 58 of 61
-and 65 of 66 of the others; uncovered questions still refused 13 of 48 and 2 of 24 — the gate's
+``refused`` 1 of 73 (calibration) and 0 of 66 (held-out); an expected entry shown for 68 of 72
+and 65 of 66 of the others; uncovered questions still refused 13 of 51 and 2 of 24 — the gate's
 operating point (at most 2 % of the covered calibration questions refused, docs/retrieval.md).
 """
 from __future__ import annotations
@@ -30,9 +30,9 @@ from refuse_everything import refuse_everything  # noqa: E402
 SAMPLE_KB = ROOT / "wissensbasis"
 # Issue 28's "≤ 1 of the covered questions refused", over both halves together.
 MAX_COVERED_REFUSED = 1
-# Share of the covered questions not refused that show an expected entry (measured 123 of 126).
+# Share of the covered questions ending unanswered that show an expected entry (measured 133 of 137).
 MIN_EXPECTED_SHOWN = 0.95
-# Uncovered questions still refused at the 2 % point (measured 15 of 72): about two questions of margin.
+# Uncovered questions still refused at the 2 % point (measured 15 of 75): about two questions of margin.
 MIN_UNCOVERED_REFUSED = 13
 
 
