@@ -197,3 +197,20 @@ def test_goldset_refusal_questions_are_split_in_two_halves():
     heldout = sum(q.split == "heldout" for q in questions)
     # q-r-001 … q-r-048 alternate; q-r-049 … were added to the calibration half only
     assert heldout >= 24 and len(questions) - heldout >= heldout
+
+
+def test_english_questions_are_not_refused_on_german_terms():
+    """Issue 28: an English question shares no terms with the German entry that answers it, so
+    the lexical signals are no evidence of a missing topic; German questions stay judged by the score."""
+    from pv_agent.engine.retrieval.gates import is_foreign_language
+
+    assert is_foreign_language("How many weeks of full pay does an employee get on sick leave?")
+    assert is_foreign_language("company car benefit in kind for an electric vehicle")
+    assert not is_foreign_language("Wie hoch ist die HBGL 2026 pro Monat?")
+    assert not is_foreign_language("Was zahl ma 2026 an Zuschlag zum DB?")
+    assert not is_foreign_language("Pendlereuro 2026 in der Lohnverrechnung")
+    cfg = Settings()
+    weak = {"hits": 3, "coverage": 0.0, "topic_coverage": 0.0, "cosine": None}
+    assert not supported_by_signals(weak, cfg)
+    assert supported_by_signals({**weak, "foreign_language": True}, cfg)
+    assert not supported_by_signals({**weak, "hits": 0, "foreign_language": True}, cfg)  # nothing found stays refused

@@ -80,7 +80,10 @@ def nothing_relevant(result: RetrievalResult, settings: Settings = DEFAULTS) -> 
     """True when no retrieved entry (cross-reference expansions aside) is relevant enough:
     none has the share of the question's terms or the dense similarity of ``settings``, nor
     the weaker pair together (lexical mode has no similarity: the weaker coverage alone).
-    On the sample goldset in lexical mode it stops 1 of 7 outside questions and 1 of 71 others."""
+    On the sample goldset in lexical mode it stops 1 of 7 outside questions and 1 of 71 others.
+    A question in English with any hit goes on (``is_foreign_language``: its terms are no evidence)."""
+    if is_foreign_language(result.question or "") and any(h.via == "retrieval" for h in result.hits):
+        return False
     for h in result.hits:
         if h.via != "retrieval":
             continue
@@ -224,9 +227,10 @@ def supported(result: RetrievalResult, settings: Settings = DEFAULTS) -> bool:
     best three entries, ``coverage`` the plain share in the best hit's shown text and the cosine
     the best dense similarity (hybrid only). Weights and bias per mode (``refuse_hybrid_*`` /
     ``refuse_lexical_*`` in Settings) come from a regularised logistic regression on the goldset's
-    calibration half, the bias then moved so that at most 5 % of the covered calibration
-    questions are refused (``pv-agent eval --refusals --calibrate``); docs/retrieval.md reports
-    both halves.
+    calibration half, the bias then moved so that at most 2 % of the covered calibration
+    questions are refused (``pv-agent eval --refusals --calibrate``; issue 28: the same check
+    decides whether a model's refusal stands); docs/retrieval.md reports both halves and the
+    fresh set. A question in English is never refused here (``is_foreign_language``).
     """
     if not any(h.via == "retrieval" for h in result.hits):
         return False
