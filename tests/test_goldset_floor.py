@@ -32,23 +32,27 @@ SAMPLE_KB = ROOT / "wissensbasis"
 GOLDSET = SAMPLE_KB / "goldset.yaml"
 
 # Measured on 2026-12-01 on the merged knowledge base (222 entries, 204 goldset questions, 128
-# with expected entries; query glosses in, refusal weights refitted on the calibration half):
-# lexical R@8 0.921, MRR 0.765 (calibration half 0.933 / 0.792, held-out 0.909 / 0.740); hybrid
-# R@8 0.971, MRR 0.854 (calibration 0.957 / 0.859, held-out 0.985 / 0.848). Refusal without a
-# model, uncovered refused / covered wrongly refused: lexical calibration 0.792 / 0.048,
-# held-out 0.708 / 0.167; hybrid calibration 0.958 / 0.032, held-out 0.708 / 0.136. Floors leave
-# a margin of about one to three questions.
+# with expected entries; query glosses in): lexical R@8 0.921, MRR 0.765 (calibration half
+# 0.933 / 0.792, held-out 0.909 / 0.740); hybrid R@8 0.971, MRR 0.854 (calibration 0.957 / 0.859,
+# held-out 0.985 / 0.848). With issue 28's 11 English covered questions in the calibration half
+# (139 with expected entries; lexical retrieval cannot match English words to German entries):
+# lexical R@8 0.876, MRR 0.730 (calibration 0.847 / 0.720, held-out unchanged); hybrid R@8 0.966,
+# MRR 0.841 (calibration 0.950 / 0.834, held-out unchanged). Refusal without a model at issue 28's operating point (≤ 2 % of the
+# covered calibration questions refused; English questions never refused on these signals),
+# measured 2026-12-03 with the English calibration questions q-e-/q-er- added, uncovered refused /
+# covered wrongly refused: lexical calibration 0.569 / 0.027, held-out 0.667 / 0.091; hybrid
+# calibration 0.255 / 0.014, held-out 0.083 / 0.000. Floors leave a margin of about one or two questions.
 FLOORS = {
-    "lexical": {"recall@8": 0.91, "mrr": 0.75,
-                "calibration_refused": 0.75, "calibration_wrongly_refused_max": 0.09,
-                "heldout_refused": 0.62, "heldout_wrongly_refused_max": 0.21},
-    "hybrid": {"recall@8": 0.96, "mrr": 0.84,
-               "calibration_refused": 0.91, "calibration_wrongly_refused_max": 0.09,
-               "heldout_refused": 0.62, "heldout_wrongly_refused_max": 0.17},
+    "lexical": {"recall@8": 0.86, "mrr": 0.71,
+                "calibration_refused": 0.52, "calibration_wrongly_refused_max": 0.05,
+                "heldout_refused": 0.62, "heldout_wrongly_refused_max": 0.11},
+    "hybrid": {"recall@8": 0.96, "mrr": 0.83,
+               "calibration_refused": 0.22, "calibration_wrongly_refused_max": 0.03,
+               "heldout_refused": 0.04, "heldout_wrongly_refused_max": 0.02},
 }
 FLOORS_PER_HALF = {
-    "lexical": {"calibration": {"recall@8": 0.91, "mrr": 0.77}, "heldout": {"recall@8": 0.89, "mrr": 0.72}},
-    "hybrid": {"calibration": {"recall@8": 0.94, "mrr": 0.84}, "heldout": {"recall@8": 0.96, "mrr": 0.83}},
+    "lexical": {"calibration": {"recall@8": 0.83, "mrr": 0.70}, "heldout": {"recall@8": 0.89, "mrr": 0.72}},
+    "hybrid": {"calibration": {"recall@8": 0.94, "mrr": 0.82}, "heldout": {"recall@8": 0.96, "mrr": 0.83}},
 }
 
 

@@ -152,7 +152,10 @@ class PvAgentBot(models.AbstractModel):
             label = f"{cite.get('id')} · {cite.get('stand') or ''}".strip(" ·")
             chips.append(Markup('<a href="%s">%s</a>') % (entry_url(entry.id), label) if entry else escape(label))
         if chips:
-            parts.append(Markup("<p>%s %s</p>") % (self.env._("Sources:"), Markup(", ").join(chips)))
+            # entries shown without an answer were never checked against one: say so at the chips too
+            label = (self.env._("Entries (not checked):") if answer.state in ("unanswered", "sources_only")
+                     else self.env._("Sources:"))
+            parts.append(Markup("<p>%s %s</p>") % (label, Markup(", ").join(chips)))
         return Markup("").join(parts)
 
     @api.model

@@ -26,6 +26,7 @@ ANSWER_STATES = [
     ("answered", "Answered"),
     ("answered_after_retry", "Answered after a correction"),
     ("uncertain", "Uncertain"),
+    ("unanswered", "No checked answer (matching entries, unchecked)"),
     ("refused", "No statement in the knowledge base"),
     ("off_topic", "Off topic"),
     ("sources_only", "Sources only (no language model reachable)"),

@@ -320,6 +320,8 @@ class PvAgentMessage(models.Model):
                                        "and was rewritten): %(checked)s.", checked=checked), "success"),
             "uncertain": (_("Uncertain: parts of the answer are not backed by the knowledge base and are marked."),
                           "danger"),
+            "unanswered": (_("No checked answer: the language model gave no sourced answer, but the knowledge base "
+                             "has entries on this question – the best-matching ones, not checked."), "warning"),
             "refused": (_("No statement in the knowledge base: it has no entry on this question."), "secondary"),
             "off_topic": (_("Outside payroll: PV-Agent only answers questions on Austrian payroll."), "secondary"),
             "sources_only": (_("Sources only – language model not reachable: the best-matching entries, not a "
