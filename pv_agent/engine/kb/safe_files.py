@@ -32,26 +32,27 @@ class UnsafePath(OSError):
 
 
 def inside(folder: str | Path, rel: str) -> Path:
-    """``folder/rel`` after checking each component: no symlink, no way out, no odd file."""
-    root = Path(folder).resolve(strict=True)
+    """``folder/rel`` after checking each component: no symlink, no way out, no odd file.
+
+    With the folder resolved, no ``..`` and no symlink on the way, the path cannot leave it."""
+    root = os.path.realpath(folder)
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"{folder}: Ordner nicht gefunden")
     parts = Path(rel).parts
-    if not parts or Path(rel).is_absolute() or any(p in ("..", "") for p in parts):
+    if not parts or os.path.isabs(rel) or ".." in parts:
         raise UnsafePath(rel, OUTSIDE)
-    current = root
+    current, mode = root, None
     for part in parts:
-        current = current / part
+        current = os.path.join(current, part)
         try:
             mode = os.lstat(current).st_mode
         except FileNotFoundError:
-            break  # the rest does not exist yet: nothing there to follow
+            return Path(root, *parts)  # the rest does not exist yet: nothing there to follow
         if stat.S_ISLNK(mode):
             raise UnsafePath(rel, SYMLINK)
-    target = root.joinpath(*parts)
-    if root not in target.resolve().parents:
-        raise UnsafePath(rel, OUTSIDE)
-    if target.exists() and not target.is_file():
+    if not stat.S_ISREG(mode):
         raise UnsafePath(rel, NOT_A_FILE)
-    return target
+    return Path(root, *parts)
 
 
 def read_bytes(folder: str | Path, rel: str, max_bytes: int | None = None) -> bytes:
