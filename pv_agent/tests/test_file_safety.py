@@ -6,8 +6,11 @@ import os
 import shutil
 import tempfile
 
+import psycopg2.errors
+
+from odoo import api, sql_db
 from odoo.exceptions import UserError
-from odoo.tests import tagged
+from odoo.tests import TransactionCase, tagged
 
 from .common import PvAgentCase
 
@@ -254,3 +257,76 @@ class TestFileSafety(PvAgentCase):
             wizard.action_save_merged()
         self.assertTrue(entry.file_conflict)
         self.assertEqual(entry.source_ref, "Testdaten")
+
+
+@tagged("post_install", "-at_install")
+class TestConflictViewTwoCursors(TransactionCase):
+    """Point 7 with two real cursors, as two managers' requests: B commits an edit of the entry
+    while A's conflict view is open, and while A's decision is already running."""
+
+    def setUp(self):
+        super().setUp()
+        self.db = self.env.cr.dbname
+        self.admin_id = self.env.ref("base.user_admin").id  # a PV-Agent manager after installation
+        with self.cursor() as cr:  # an entry in conflict with its file, committed
+            Entry = api.Environment(cr, self.admin_id, {})["pv_agent.entry"]
+            entry = Entry.create({"entry_id": "pv-zwei-01", "name": "Zwei Cursor", "stand": "2026-01",
+                                  "topic": "sonderzahlungen", "source": "gesetz", "body": "## Zusammenfassung\nA: 620 €"})
+            file_text = entry._markdown().replace("620 €", "630 €")
+            entry.write({"import_hash": "0" * 64, "file_conflict": True, "conflict_file_text": file_text,
+                         "conflict_file_hash": "f" * 64})
+            self.entry_id = entry.id
+            cr.commit()
+        self.addCleanup(self.remove_entry)
+
+    def cursor(self):
+        return sql_db.db_connect(self.db).cursor()
+
+    def remove_entry(self):
+        with self.cursor() as cr:  # plain SQL: whatever rules guard versions and messages meanwhile
+            cr.execute("DELETE FROM mail_message WHERE model = 'pv_agent.entry' AND res_id = %s", [self.entry_id])
+            cr.execute("DELETE FROM pv_agent_entry_version WHERE entry_id = %s", [self.entry_id])
+            cr.execute("DELETE FROM pv_agent_entry WHERE id = %s", [self.entry_id])
+            cr.commit()
+
+    def colleague_edits(self):
+        with self.cursor() as cr:
+            entry = api.Environment(cr, self.admin_id, {})["pv_agent.entry"].browse(self.entry_id)
+            entry.write({"body": "## Zusammenfassung\nA: 650 €"})
+            cr.commit()
+
+    def test_7_an_edit_committed_while_the_view_is_open_is_not_overwritten(self):
+        with self.cursor() as cr_a:
+            env_a = api.Environment(cr_a, self.admin_id, {})
+            wizard = env_a["pv_agent.entry.conflict"].create({"entry_id": self.entry_id})
+            cr_a.commit()  # A's request that opened the view ends
+            self.colleague_edits()
+            env_a.invalidate_all()
+            with self.assertRaisesRegex(UserError, "outdated"):
+                wizard.action_save_merged()
+            cr_a.rollback()
+        with self.cursor() as cr:
+            entry = api.Environment(cr, self.admin_id, {})["pv_agent.entry"].browse(self.entry_id)
+            self.assertIn("650 €", entry.body)
+            self.assertTrue(entry.file_conflict)
+
+    def test_7_an_edit_committed_while_the_decision_runs_makes_it_retry_and_refuse(self):
+        with self.cursor() as cr_a:
+            env_a = api.Environment(cr_a, self.admin_id, {})
+            wizard = env_a["pv_agent.entry.conflict"].create({"entry_id": self.entry_id})
+            cr_a.commit()
+            env_a.invalidate_all()
+            self.assertTrue(wizard.entry_id.content_hash)  # A's decision has read the entry (its snapshot)
+            self.colleague_edits()
+            with self.assertRaises(psycopg2.errors.SerializationFailure):  # A's check saw the old version
+                wizard.action_keep_odoo()
+                env_a.flush_all()
+            cr_a.rollback()  # Odoo retries the request on a serialization failure:
+            env_a.invalidate_all()
+            with self.assertRaisesRegex(UserError, "outdated"):
+                wizard.action_keep_odoo()
+            cr_a.rollback()
+        with self.cursor() as cr:
+            entry = api.Environment(cr, self.admin_id, {})["pv_agent.entry"].browse(self.entry_id)
+            self.assertIn("650 €", entry.body)
+            self.assertEqual((entry.file_conflict, entry.conflict_file_hash), (True, "f" * 64))
