@@ -10,14 +10,17 @@ from __future__ import annotations
 from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_fingerprints
 from ..engine.kb.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
 from ..engine.ollama import OllamaClient, OllamaError
-from ..engine.kb.registry import REGISTRY_FILE, write_registry
+from ..engine.kb.registry import INDEX_FILE, REGISTRY_FILE, write_registry
+from ..engine.kb.safe_files import UnsafePath, check_writable as check_kb_writable, read_text as read_kb_text
+from ..engine.kb.safe_files import write_text as write_kb_text
 from ..engine.types import SOURCE_FAMILIES, Entry
 from ..engine.kb.writer import changed_sections, entry_file_path, entry_to_markdown, side_by_side
 
 __all__ = [
     "CHANGED", "REMOVED", "UNCHANGED", "Fingerprint", "check_fingerprints",
     "ID_PATTERN", "STAND_PATTERN", "load_knowledge_base", "parse_entry_text",
-    "OllamaClient", "OllamaError", "REGISTRY_FILE", "write_registry", "SOURCE_FAMILIES", "Entry",
+    "OllamaClient", "OllamaError", "INDEX_FILE", "REGISTRY_FILE", "write_registry",
+    "UnsafePath", "check_kb_writable", "read_kb_text", "write_kb_text", "SOURCE_FAMILIES", "Entry",
     "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
     "answer", "build_index", "failure_text", "stage_text",
 ]

@@ -14,3 +14,5 @@ if __name__.startswith("odoo.addons."):
     from . import test_sec_review
     # a model's refusal checked by the gate (issue 28)
     from . import test_unanswered
+    # files: nothing lost, nothing written or read outside the folder (issue 29, points 6-10)
+    from . import test_file_safety
