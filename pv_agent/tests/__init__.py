@@ -12,3 +12,5 @@ if __name__.startswith("odoo.addons."):
     from . import test_entry_sync, test_ui_entry_sync
     # the security review (issue 16)
     from . import test_sec_review
+    # the second review (issue 29): audience, bot partner, audit trail, cap, watchdog
+    from . import test_sec_review_2
