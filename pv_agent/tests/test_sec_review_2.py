@@ -109,7 +109,7 @@ class TestBotPartnerProtected(PvAgentCase):
                 with self.assertRaises(AccessError), self.env.cr.savepoint():
                     bot.with_user(user).unlink()
         self.assertEqual(bot.name, "PV-Agent")
-        bot.with_user(self.manager).write({"comment": "Antwortet aus der Wissensbasis."})  # managers may
+        bot.with_user(self.admin).write({"comment": "Antwortet aus der Wissensbasis."})  # administrators may
         other = self.env["res.partner"].create({"name": "Gewöhnlicher Kontakt"})
         other.with_user(user).write({"name": "Umbenannt"})  # other contacts stay as they were
         self.assertEqual(other.name, "Umbenannt")
