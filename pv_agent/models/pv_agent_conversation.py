@@ -16,7 +16,6 @@ from odoo.exceptions import AccessError, UserError
 
 BUS_TYPE = "pv_agent/answer"
 MAX_QUESTION_CHARS = 4000
-RUNNING_STUCK_MINUTES = 15
 PARAM_MAX_PENDING = "pv_agent.max_pending_per_user"
 DEFAULT_MAX_PENDING = 3
 RECENT_CONVERSATIONS = 30  # listed in the panel

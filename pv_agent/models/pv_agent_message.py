@@ -18,13 +18,13 @@ from markupsafe import Markup
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..services import answer_html, engine_calls, index_access, odoo_settings
+from ..services import answer_html, engine_calls, index_access, odoo_settings, worker_lock
 from ..services.engine_calls import CHANGED, REMOVED, UNCHANGED, check_fingerprints
 from .pv_agent_answer_source import DRIFT_STATES, SEVERITY
 from .pv_agent_bot import entry_url
 from .pv_agent_feedback import check_suggestion_room
 from .pv_agent_conversation import (
-    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SECONDS_PER_QUESTION, RUNNING_STUCK_MINUTES, _check_user,
+    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SECONDS_PER_QUESTION, _check_user,
     check_queue_room, max_pending, wake_answer_crons,
 )
 
@@ -121,8 +121,11 @@ class PvAgentMessage(models.Model):
             question = self._claim_next()
             if not question:
                 break  # all pending questions are being claimed by other workers
-            question._answer(deadline=run_deadline)
-            if not cron._commit_progress(1, remaining=max(remaining - 1, 0)):
+            # held until the result is committed: while it is, the question is being answered
+            with worker_lock.holding(self.env.cr, worker_lock.QUESTIONS, question.id):
+                question._answer(deadline=run_deadline)
+                more = cron._commit_progress(1, remaining=max(remaining - 1, 0))
+            if not more:
                 break
 
     @api.model
@@ -173,11 +176,17 @@ class PvAgentMessage(models.Model):
 
     @api.model
     def _fail_stuck(self):
-        limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=RUNNING_STUCK_MINUTES)
-        stuck = self.search([("role", "=", "question"), ("state", "=", "running"), ("write_date", "<", limit)])
-        for question in stuck:
+        """Fail the questions a dead worker left "running" (killed by Odoo's watchdog, the server
+        restarted): nobody holds their lock any more (see services/worker_lock.py)."""
+        for question in self.search([("role", "=", "question"), ("state", "=", "running")]):
+            if not worker_lock.is_abandoned(self.env.cr, worker_lock.QUESTIONS, question.id):
+                continue  # a living worker is answering it
             question = question.with_context(lang=question.author_id.lang or self.env.lang)
-            question._fail(question.env._("Answering was interrupted. Please ask again."))
+            try:
+                with self.env.cr.savepoint():
+                    question._fail(question.env._("Answering was interrupted. Please ask again."))
+            except psycopg2.errors.SerializationFailure:
+                continue  # its worker finished it since this transaction began
 
     def _answer(self, deadline=None):
         """Answer one question. Commits before the model call and after storing the result.

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import psycopg2
 
 INDEX_JOBS = 0x50564A42  # lock space of pv_agent.index.job runs ("PVJB")
+QUESTIONS = 0x50564151  # lock space of questions being answered ("PVAQ")
 
 
 @contextmanager

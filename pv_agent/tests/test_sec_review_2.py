@@ -295,6 +295,22 @@ class TestWatchdog(PvAgentCase):
             worker.rollback()
         self.assertEqual((alive.state, result["job_id"]), ("running", alive.id))
 
+    def test_question_left_running_by_a_dead_worker_fails_at_once(self):
+        from ..services import worker_lock  # new with this fix
+
+        self.import_kb()
+        self.reindex()
+        Message = self.env["pv_agent.message"]
+        dead = Message.browse(self.env["pv_agent.conversation"].with_user(self.clerk).action_ask(QUESTION)["message_id"])
+        alive = Message.browse(self.env["pv_agent.conversation"].with_user(self.clerk2).action_ask(QUESTION)["message_id"])
+        (dead | alive).write({"state": "running"})  # both were claimed; one worker was killed since
+        with self.registry.cursor() as worker:  # the living worker's own connection
+            with worker_lock.holding(worker, worker_lock.QUESTIONS, alive.id):
+                Message._fail_stuck()
+            worker.rollback()
+        self.assertEqual((dead.state, alive.state), ("error", "running"))
+        self.assertIn("abgebrochen", dead.error)  # the clerk reads German
+
     def test_conversation_deleted_while_answering_does_not_stop_the_run(self):
         self.import_kb()
         self.reindex()
