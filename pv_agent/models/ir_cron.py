@@ -1,5 +1,5 @@
-"""Odoo's cron runner, told where a batch of jobs begins (see services/cron_budget.py): the
-answering job's deadline counts from there, as Odoo's watchdog does."""
+"""Odoo's cron runner, telling services/cron_budget.py where a batch of jobs begins and where
+each job ends: the answering job's deadline counts from where Odoo's watchdog counts."""
 from __future__ import annotations
 
 from odoo import models
@@ -13,7 +13,10 @@ class IrCron(models.Model):
     @classmethod
     def _process_job(cls, cron_cr, job):
         cron_budget.job_starting(cron_cr)
-        return super()._process_job(cron_cr, job)
+        try:
+            return super()._process_job(cron_cr, job)
+        finally:
+            cron_budget.job_done()
 
     def method_direct_trigger(self):
         cron_budget.forget_batch()

@@ -19,7 +19,9 @@ MAX_QUESTION_CHARS = 4000
 PARAM_MAX_PENDING = "pv_agent.max_pending_per_user"
 DEFAULT_MAX_PENDING = 3
 RECENT_CONVERSATIONS = 30  # listed in the panel
-MIN_SECONDS_PER_QUESTION = 20  # less left in a cron run: the next run answers it
+# less than this share of a question's model time left in a cron run: a fresh run (a fresh count
+# of Odoo's watchdog) answers it, not a cut-short one
+MIN_SHARE_PER_QUESTION = 0.5
 ANSWER_CRONS = ("pv_agent.ir_cron_pv_agent_answer", "pv_agent.ir_cron_pv_agent_answer_2")
 ANSWER_STATES = [
     ("answered", "Answered"),

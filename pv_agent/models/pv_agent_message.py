@@ -24,7 +24,7 @@ from .pv_agent_answer_source import DRIFT_STATES, SEVERITY
 from .pv_agent_bot import entry_url
 from .pv_agent_feedback import check_suggestion_room
 from .pv_agent_conversation import (
-    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SECONDS_PER_QUESTION, _check_user,
+    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SHARE_PER_QUESTION, _check_user,
     check_queue_room, max_pending, wake_answer_crons,
 )
 
@@ -113,8 +113,8 @@ class PvAgentMessage(models.Model):
             remaining = self.search_count([("role", "=", "question"), ("state", "=", "pending")])
             if not remaining:
                 break
-            if run_deadline is not None and run_deadline - time.monotonic() < min(
-                    MIN_SECONDS_PER_QUESTION, odoo_settings.model_time_budget() / 2):
+            if run_deadline is not None and (
+                    run_deadline - time.monotonic() < MIN_SHARE_PER_QUESTION * odoo_settings.model_time_budget()):
                 wake_answer_crons(self.env)  # a fresh run (and worker time limit) takes the rest
                 cron._commit_progress(0, remaining=remaining)
                 break

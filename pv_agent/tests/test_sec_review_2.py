@@ -5,6 +5,8 @@ per-user cap that holds under parallel requests (two real cursors), and the answ
 reindex jobs surviving Odoo's watchdog."""
 from __future__ import annotations
 
+import threading
+import time
 import types
 from unittest.mock import patch
 
@@ -252,7 +254,9 @@ class TestWatchdog(PvAgentCase):
     of the worker's batch of jobs; a reindex left running by a killed worker blocked the next
     for an hour; a conversation deleted while answering aborted the whole run."""
 
-    def test_second_cron_of_a_batch_gets_only_what_is_left_of_the_batch(self):
+    def deadlines_of_jobs(self, start_time=None):
+        """Three job starts as Odoo's cron runner makes them: two in one batch, the first using
+        80 s of the worker's time, then the next batch. Returns each job's answer deadline."""
         from ..services import cron_budget  # new with this fix
 
         clock = [1000.0]
@@ -260,19 +264,56 @@ class TestWatchdog(PvAgentCase):
 
         def process_job(cls, cron_cr, job):  # Odoo's job run: the answer cron reads its deadline
             deadlines.append(odoo_settings.cron_run_deadline({"cron_end_time": clock[0] + MIN_TIME_PER_JOB}))
-            clock[0] += 80.0  # this job used 80 s of the worker's time
+            clock[0] += 80.0
 
-        batch = types.SimpleNamespace(closed=False)  # the cron worker's cursor of one batch
+        batch, next_batch = types.SimpleNamespace(closed=False), types.SimpleNamespace(closed=False)
         with patch.dict(config.options, {"limit_time_real_cron": 120}), \
                 patch.object(BaseIrCron, "_process_job", classmethod(process_job)), \
                 patch.object(cron_budget, "monotonic", lambda: clock[0]), \
-                patch.object(odoo_settings.time, "monotonic", lambda: clock[0]):
+                patch.object(odoo_settings.time, "monotonic", lambda: clock[0]), \
+                patch.object(threading.current_thread(), "start_time", start_time, create=True), \
+                patch.object(cron_budget._batch, "last_job_end", None, create=True):
             Cron = self.env.registry["ir.cron"]
             Cron._process_job(batch, {"id": 1})  # answer cron 1
-            Cron._process_job(batch, {"id": 2})  # answer cron 2, same batch, same watchdog
-            Cron._process_job(types.SimpleNamespace(closed=False), {"id": 1})  # the next batch
+            Cron._process_job(batch, {"id": 2})  # answer cron 2: same batch, same watchdog count
+            Cron._process_job(next_batch, {"id": 1})  # the next batch
+        return deadlines, cron_budget.idle_sleep()
+
+    def test_second_cron_of_a_batch_gets_only_what_is_left_of_the_batch(self):
         budget = 120 * odoo_settings.MODEL_TIME_SHARE - odoo_settings.MODEL_TIME_MARGIN
-        self.assertEqual(deadlines, [1000.0 + budget, 1000.0 + budget, 1160.0 + budget])
+        # prefork: the watchdog counted since the ping before the worker's idle sleep; after a
+        # job of this process, since that job's end
+        deadlines, idle = self.deadlines_of_jobs()
+        self.assertEqual(deadlines, [1000.0 - idle + budget, 1000.0 - idle + budget, 1160.0 + budget])
+        # threaded server: since the cron thread's start_time, which Odoo sets before the batch
+        deadlines, _idle = self.deadlines_of_jobs(start_time=time.time() - 5.0)
+        for got, want in zip(deadlines, [995.0 + budget, 995.0 + budget]):
+            self.assertAlmostEqual(got, want, delta=1.0)
+
+    def test_answer_cron_late_in_the_watchdogs_count_wakes_a_fresh_run(self):
+        """Less than half a question's time left of the worker's count: a fresh batch (a fresh
+        count) answers it, not a cut-short one."""
+        self.import_kb()
+        self.reindex()
+        asked = self.env["pv_agent.conversation"].with_user(self.clerk).action_ask(QUESTION)
+        question = self.env["pv_agent.message"].browse(asked["message_id"])
+        self.ollama.default_reply = Reply(GOOD)
+        budget = 120 * odoo_settings.MODEL_TIME_SHARE - odoo_settings.MODEL_TIME_MARGIN
+
+        def run_answer_cron(counting_since):
+            with patch.object(odoo_settings, "watchdog_counting_since", counting_since), \
+                    self.enter_registry_test_mode(), self.registry.cursor() as cr:
+                api.Environment(cr, SUPERUSER_ID, {})["pv_agent.message"]._cron_answer_pending()
+            self.env.invalidate_all()
+
+        with patch.dict(config.options, {"limit_time_real_cron": 120}):
+            triggers = self.env["ir.cron.trigger"].search_count([])
+            run_answer_cron(lambda: time.monotonic() - budget + 30)
+            self.assertEqual(question.state, "pending", "30 s left of 91: not answered cut short")
+            self.assertGreater(self.env["ir.cron.trigger"].search_count([]), triggers, "the crons are woken")
+            run_answer_cron(time.monotonic)  # the fresh batch
+        self.assertEqual(question.state, "done")
+        self.assertEqual(question.answer_id.state, "answered")
 
     def test_reindex_left_running_by_a_dead_worker_is_detected_at_once(self):
         self.import_kb()
