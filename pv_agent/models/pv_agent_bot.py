@@ -4,8 +4,9 @@ mail_bot's pattern: ``mail.thread._message_post_after_hook`` hands every posted 
 ``pv_agent.bot._on_message_posted``. A chat with the PV-Agent partner, or an @PV-Agent
 mention, queues the message's text (nothing else of the record) as a question through
 ``pv_agent.conversation._queue_question`` — the same job the systray panel uses. When the
-job is done, ``_post_result`` posts the answer (or the failure) back into the thread as
-PV-Agent: a comment in Discuss, an internal note in a chatter.
+job is done, ``_post_result`` posts back into the thread as PV-Agent (a comment in Discuss, an
+internal note in a chatter): the answer where everybody who may read the thread is in the
+PV-Agent group, elsewhere — every chatter, open channels — a pointer to the asker's panel.
 """
 from __future__ import annotations
 

@@ -13,6 +13,8 @@ import json
 import logging
 import time
 
+import psycopg2
+
 from odoo import api, fields, models
 
 from ..services import engine_calls, index_access, odoo_settings, worker_lock
@@ -122,8 +124,13 @@ class PvAgentIndexJob(models.Model):
         stuck = self.search([("state", "=", "running")]).filtered(
             lambda job: job.date_start < limit if job.kind == "import"
             else worker_lock.is_abandoned(self.env.cr, worker_lock.INDEX_JOBS, job.id))
-        stuck.write({"state": "failed", "date_end": fields.Datetime.now(),
-                     "message": self.env._("Interrupted (process ended?) – please start again.")})
+        for job in stuck:
+            try:
+                with self.env.cr.savepoint():
+                    job.write({"state": "failed", "date_end": fields.Datetime.now(),
+                               "message": self.env._("Interrupted (process ended?) – please start again.")})
+            except psycopg2.errors.SerializationFailure:
+                continue  # its worker finished it since this transaction began
 
     def _run_reindex(self):
         """Reindex, then queue the drift check of the stored answers against the new index."""
