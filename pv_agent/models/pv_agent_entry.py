@@ -63,6 +63,8 @@ FILE_DELETED = "deleted"
 EXPORT_MARK = "pv_agent markdown export"  # description of the download attachments
 # Where a change of content came from (context key ``pv_agent_origin``), for the history.
 ORIGINS = ("odoo", "import", "take_file", "merged")
+# fields about the files and the answers, for the managers only: clerks read entries, not the sync state
+MANAGERS = "pv_agent.group_manager"
 
 
 def _lines(values) -> str:
@@ -94,9 +96,9 @@ class PvAgentEntry(models.Model):
         "pv_agent.entry", "pv_agent_entry_cross_ref_rel", "entry_id", "ref_id", string="Cross-references")
     source_ref = fields.Char("Source reference", tracking=True)
     body = fields.Text("Content (Markdown)", required=True)
-    path = fields.Char("File", readonly=True, help="File in the knowledge base it was imported from")
+    path = fields.Char("File", readonly=True, groups=MANAGERS, help="File in the knowledge base it was imported from")
     content_hash = fields.Char("Content hash", compute="_compute_content_hash", store=True)
-    import_hash = fields.Char("Hash at import", readonly=True, copy=False,
+    import_hash = fields.Char("Hash at import", readonly=True, copy=False, groups=MANAGERS,
                               help="Fingerprint of the file version this entry last took over")
     edited_in_odoo = fields.Boolean("Edited in Odoo", compute="_compute_edited_in_odoo", store=True,
                                     help="The content differs from the file version last imported: "
@@ -104,15 +106,17 @@ class PvAgentEntry(models.Model):
     file_conflict = fields.Boolean("Conflict with file", readonly=True, copy=False, index=True,
                                    help="The file changed while the entry was edited in Odoo. The Odoo "
                                         "version stays in use until a manager resolves the conflict.")
-    conflict_file_text = fields.Text("File version", readonly=True, copy=False,
+    conflict_file_text = fields.Text("File version", readonly=True, copy=False, groups=MANAGERS,
                                      help="The file as it was read by the import that found the conflict")
-    conflict_file_hash = fields.Char("Fingerprint of the file version", readonly=True, copy=False)
+    conflict_file_hash = fields.Char("Fingerprint of the file version", readonly=True, copy=False,
+                                     groups=MANAGERS)
     active = fields.Boolean(default=True)
     stale = fields.Boolean("Not in the index", default=True, copy=False, readonly=True,
                            help="Changed since the last indexing")
     version_ids = fields.One2many("pv_agent.entry.version", "entry_id", "Versions", readonly=True)
-    cited_count = fields.Integer("Cited in answers", compute="_compute_cited_count")
-    drifted_count = fields.Integer("Answers with a changed source", compute="_compute_cited_count")
+    cited_count = fields.Integer("Cited in answers", compute="_compute_cited_count", groups=MANAGERS)
+    drifted_count = fields.Integer("Answers with a changed source", compute="_compute_cited_count",
+                                   groups=MANAGERS)
 
     _entry_id_uniq = models.Constraint("UNIQUE (entry_id)", "The id must be unique.")
 
