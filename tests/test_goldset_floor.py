@@ -56,14 +56,25 @@ GOLDSET = SAMPLE_KB / "goldset.yaml"
 # 0.063, held-out 0.524 / 0.117; hybrid calibration 0.889 / 0.063, held-out 0.619 / 0.106 - the
 # refusal floors were lowered to these figures less about one question (they were 0.75 / 0.62
 # lexical and 0.91 / 0.62 hybrid). Floors leave a margin of about one to three questions.
-# MERGED (issue 28 + issue 30): floors are the lower of both until re-measured below.
+# Merged (issues 27, 28, 30; 2026-12-03): 264 entries, the goldset with issue 28's English
+# questions and issue 30's new ones, issue 28's gate (≤ 2 % of covered calibration questions
+# refused). Measured (python of this module's fixture): lexical R@8 0.897, MRR 0.741 (calibration
+# 0.876 / 0.733, held-out 0.922 / 0.749); hybrid R@8 0.965, MRR 0.844 (calibration 0.947 / 0.828,
+# held-out 0.986 / 0.862). Refusal without a model, uncovered refused / covered wrongly refused:
+# lexical calibration 0.354 / 0.038, held-out 0.292 / 0.043; hybrid calibration 0.167 / 0.009,
+# held-out 0.083 / 0.000 – the gate now leaves most uncovered questions to the model (whose
+# refusal it checks, issue 28), so few are refused before it. Floors leave about one question.
 FLOORS = {
-    "lexical": {"recall@8": 0.86, "mrr": 0.71, "calibration_refused": 0.52, "calibration_wrongly_refused_max": 0.09, "heldout_refused": 0.47, "heldout_wrongly_refused_max": 0.21},
-    "hybrid": {"recall@8": 0.96, "mrr": 0.83, "calibration_refused": 0.22, "calibration_wrongly_refused_max": 0.09, "heldout_refused": 0.04, "heldout_wrongly_refused_max": 0.17},
+    "lexical": {"recall@8": 0.88, "mrr": 0.72,
+                "calibration_refused": 0.33, "calibration_wrongly_refused_max": 0.05,
+                "heldout_refused": 0.25, "heldout_wrongly_refused_max": 0.06},
+    "hybrid": {"recall@8": 0.95, "mrr": 0.83,
+               "calibration_refused": 0.14, "calibration_wrongly_refused_max": 0.02,
+               "heldout_refused": 0.04, "heldout_wrongly_refused_max": 0.02},
 }
 FLOORS_PER_HALF = {
-    "lexical": {"calibration": {"recall@8": 0.83, "mrr": 0.70}, "heldout": {"recall@8": 0.89, "mrr": 0.72}},
-    "hybrid": {"calibration": {"recall@8": 0.94, "mrr": 0.82}, "heldout": {"recall@8": 0.96, "mrr": 0.83}},
+    "lexical": {"calibration": {"recall@8": 0.86, "mrr": 0.72}, "heldout": {"recall@8": 0.90, "mrr": 0.73}},
+    "hybrid": {"calibration": {"recall@8": 0.93, "mrr": 0.81}, "heldout": {"recall@8": 0.97, "mrr": 0.84}},
 }
 
 
