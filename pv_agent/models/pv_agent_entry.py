@@ -276,6 +276,16 @@ class PvAgentEntry(models.Model):
                 "version stays in use until a manager decides.", path=self.path or ""))
         return "conflicts"
 
+    @api.ondelete(at_uninstall=False)
+    def _unlink_except_cited_versions(self):
+        """The versions go with the entry (ondelete cascade); those an answer cited must stay."""
+        cited = self.env["pv_agent.answer.source"].sudo().search(
+            [("entry_version_id.entry_id", "in", self.ids)], limit=1)
+        if cited:
+            raise UserError(self.env._(
+                "Answers cite versions of the entry %s: archive it instead. Deleting it would remove the "
+                "versions their audit trail points at.", cited.entry_version_id.entry_id.entry_id))
+
     def unlink(self):
         if self:
             self.env["ir.config_parameter"].sudo().set_param(odoo_settings.PARAM_INDEX_DIRTY, "1")

@@ -1,10 +1,10 @@
 """Versions of an entry: one snapshot of the whole file text per change of its content, so
 that an answer's audit trail can point at the version of the entry it cited. An entry whose
-versions an answer cited cannot be deleted (archive it): the versions would go with it."""
+versions an answer cited cannot be deleted (archive it; see pv_agent.entry): the versions would
+go with it."""
 from __future__ import annotations
 
 from odoo import api, fields, models
-from odoo.exceptions import UserError
 
 VERSION_ORIGINS = [("created", "Created"), ("odoo", "Edited in Odoo"), ("import", "Imported from the file"),
                    ("take_file", "Conflict: file version taken"), ("merged", "Conflict: merged version")]
@@ -30,17 +30,3 @@ class PvAgentEntryVersion(models.Model):
             version.display_name = self.env._("%(entry)s, version %(number)s", entry=version.entry_id.entry_id or "",
                                               number=version.number)
 
-
-class PvAgentEntry(models.Model):
-    """An entry's versions go with it (ondelete cascade); those an answer cited must stay."""
-
-    _inherit = "pv_agent.entry"
-
-    @api.ondelete(at_uninstall=False)
-    def _unlink_except_cited_versions(self):
-        cited = self.env["pv_agent.answer.source"].sudo().search(
-            [("entry_version_id.entry_id", "in", self.ids)], limit=1)
-        if cited:
-            raise UserError(self.env._(
-                "Answers cite versions of the entry %s: archive it instead. Deleting it would remove the "
-                "versions their audit trail points at.", cited.entry_version_id.entry_id.entry_id))
