@@ -68,7 +68,12 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
         for other in blocks:
             if other is b or not other.conflict_marked:
                 continue
-            if other.entry_id in b.cross_refs or b.entry_id in other.cross_refs:
+            # the two sides of a ⚠ pair name each other (kb-spec); an entry that only points to a
+            # side (pv-ues-08 beside pv-ues-02/-03) is a side only where it states what the
+            # other calls wrong, or the reverse
+            mutual = other.entry_id in b.cross_refs and b.entry_id in other.cross_refs
+            pointing = other.entry_id in b.cross_refs or b.entry_id in other.cross_refs
+            if mutual or pointing and _disagree(b, other):
                 link(b.entry_id, other.entry_id, "marked")
     quantities: dict[tuple, dict[str, frozenset]] = {}
     # a quantity's key holds the block's topic and stand: a block alone with its topic and stand
@@ -103,46 +108,36 @@ def find_conflicts(blocks: list[ContextBlock]) -> list[ConflictGroup]:
         members.sort(key=order.get)
         pair_reasons = {r for (a, c), r in reasons.items() if a in members}
         reason = "marked" if "marked" in pair_reasons else "values"
-        by_id = {b.entry_id: b for b in blocks}
-        if reason == "marked":
-            members = _sides(members, by_id)
-            if len(members) < 2:
-                continue
         camps = [[m] + sorted(agree.get(m, set()) & set(members), key=order.get) for m in members]
         out.append(ConflictGroup(members, reason, camps=camps))
     out.sort(key=lambda g: order[g.ids[0]])
     return out
 
 
-def _sides(members: list[str], blocks: dict[str, ContextBlock]) -> list[str]:
-    """The members of a ⚠ group that take a side. Where one entry states a value for a year
-    that another calls falsch/überholt, those two disagree; an entry that disagrees with no one
-    (pv-ues-08 gives the Novelle's values that pv-ues-02 calls maßgeblich) is not a side. With
-    no value called wrong at all, every member stays a side."""
-    said = {m: _dated_values(blocks[m]) for m in members}
-    disagreeing = set()
-    for a in members:
-        for b in members:
-            if a < b and (said[a][0] & said[b][1] or said[b][0] & said[a][1]):
-                disagreeing |= {a, b}
-    if disagreeing:
-        return [m for m in members if m in disagreeing]
-    # they call values wrong, but none that another member here states: the other side of their
-    # ⚠ is not in the context (pv-ues-08 and pv-ues-02 both reject pv-ues-03's figures)
-    if any(said[m][1] for m in members):
-        return []
-    return members
+def _disagree(a: ContextBlock, b: ContextBlock) -> bool:
+    """One states a value (for a year, or for none) that the other calls falsch/überholt."""
+    said = {x.entry_id: _dated_values(x) for x in (a, b)}
+
+    def states_what_is_refuted(x: str, y: str) -> bool:
+        refuted = said[y][1]
+        return bool(said[x][0] & refuted) or any((k, v) in said[x][2] for k, v, _ in refuted)
+
+    return states_what_is_refuted(a.entry_id, b.entry_id) or states_what_is_refuted(b.entry_id, a.entry_id)
 
 
-def _dated_values(block: ContextBlock) -> tuple[frozenset, frozenset]:
-    """(values the block states, values it calls wrong), each as (kind, value, year)."""
-    stated, refuted = set(), set()
+def _dated_values(block: ContextBlock) -> tuple[frozenset, frozenset, frozenset]:
+    """(values the block states, values it calls wrong), each as (kind, value, year), and the
+    values it states without a year, as (kind, value)."""
+    stated, refuted, undated = set(), set(), set()
     for f in fc.facts_of_block(block.entry_id, block.text, block.title, block.stand):
         if f.where == "stand" or f.figure.kind in ("year", "date", "number"):
             continue
+        key = (nb.value_class(f.figure), f.figure.value)
+        if not f.role.years and not f.role.refuted:
+            undated.add(key)
         for year in f.role.years:
-            (refuted if f.role.refuted else stated).add((nb.value_class(f.figure), f.figure.value, year))
-    return frozenset(stated), frozenset(refuted)
+            (refuted if f.role.refuted else stated).add(key + (year,))
+    return frozenset(stated), frozenset(refuted), frozenset(undated)
 
 
 def _quantities(block: ContextBlock):
