@@ -63,6 +63,20 @@ class LoadTestServer(OllamaAPIServer):
         return Handler
 
 
+def wait_until_serving(server: subprocess.Popen, base: str) -> None:
+    """Until odoo-bin answers on /web/login (two minutes at most); it must not end meanwhile."""
+    for _ in range(240):
+        try:
+            if requests.get(base + "/web/login", timeout=5).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        if server.poll() is not None:
+            raise RuntimeError("odoo-bin ended")
+        time.sleep(0.5)
+    raise RuntimeError("odoo-bin did not answer on /web/login")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -148,17 +162,7 @@ def main() -> int:
                  "--http-interface=127.0.0.1", f"--http-port={http_port}", f"--gevent-port={gevent_port}",
                  "--limit-time-real=600", "--limit-time-cpu=600", "--log-level=info"],
                 cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        for _ in range(240):
-            try:
-                if requests.get(base + "/web/login", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if server.poll() is not None:
-                raise RuntimeError("odoo-bin ended")
-            time.sleep(0.5)
-        else:
-            raise RuntimeError("odoo-bin did not answer on /web/login")
+        wait_until_serving(server, base)
         print(f"load: odoo-bin serving on {base} (workers={args.workers}, cron threads={args.cron_threads})")
         return run(args, base, db, ollama)
     finally:

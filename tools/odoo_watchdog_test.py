@@ -27,13 +27,12 @@ import sys
 import tempfile
 import time
 
-import requests
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from odoo_load_test import ANSWER, QUESTIONS, Client, free_port  # noqa: E402
+from odoo_load_test import ANSWER, QUESTIONS, Client, free_port, wait_until_serving  # noqa: E402
 
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply  # noqa: E402
 
@@ -75,17 +74,7 @@ def main() -> int:
                  "--limit-time-cpu=600", "--http-interface=127.0.0.1", f"--http-port={http_port}",
                  f"--gevent-port={gevent_port}", "--log-level=info"],
                 cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        for _ in range(240):
-            try:
-                if requests.get(base + "/web/login", timeout=5).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if server.poll() is not None:
-                raise RuntimeError("odoo-bin ended")
-            time.sleep(0.5)
-        else:
-            raise RuntimeError("odoo-bin did not answer on /web/login")
+        wait_until_serving(server, base)
         return run(args, base, db, ollama, log_path)
     finally:
         if server and server.poll() is None:
