@@ -103,12 +103,13 @@ class TestAsk(PvAgentCase):
         self.assertEqual(answer.state, "uncertain", answer.answer_json)
         self.assertTrue(json.loads(answer.answer_json)["flags"]["unsupported_figures"])
 
-    def test_a_refusal_of_a_covered_question_shows_the_entries_unchecked(self):
-        # issue 28: the model says "nothing in the knowledge base", the retrieval says otherwise
+    def test_model_refusal_of_a_covered_question_is_unanswered(self):
+        # issue 28: the knowledge base has the entry, so the model's "nothing" does not stand
         question, answer = self.ask_and_run("Wie hoch ist die Geringfügigkeitsgrenze 2026?", REFUSAL)
         self.assertEqual(answer.state, "unanswered", answer.answer_json)
+        self.assertNotIn(REFUSAL, answer.body)
+        self.assertIn("pv-sv-01", answer.citation_entry_ids.mapped("entry_id"))
         self.assertIn("551,10", answer.body)
-        self.assertNotEqual(answer.body, REFUSAL)
 
     def test_off_topic(self):
         question, answer = self.ask_and_run("Wie wird das Wetter morgen in Wien?")
