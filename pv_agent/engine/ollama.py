@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import requests
 
 from .config import Settings
+from .llm_clients.base import ModelClient
 
 
 class OllamaError(RuntimeError):
@@ -46,16 +47,13 @@ class ChatResult:
     model: str = ""
 
 
-class OllamaClient:
-    def __init__(self, settings: Settings, session: requests.Session | None = None):
-        self.settings = settings
-        self.base_url = settings.ollama_url.strip().rstrip("/")
-        self.session = session or requests.Session()
-        self.url_problem = settings.ollama_url_problem  # an unusable URL: unreachable, no request made
+class OllamaClient(ModelClient):
+    """Ollama's own API (``/api/chat``, ``/api/embed``, ``/api/tags``)."""
 
-    def _check_url(self) -> None:
-        if self.url_problem:
-            raise OllamaUnavailable(self.url_problem)
+    api = "ollama"
+
+    def __init__(self, settings: Settings, session: requests.Session | None = None):
+        super().__init__(settings, session)
 
     # -- embeddings -------------------------------------------------------------------
     def embed(self, texts: list[str], model: str | None = None) -> list[list[float]]:
@@ -110,6 +108,8 @@ class OllamaClient:
                 "num_predict": num_predict or self.settings.num_predict,
             },
         }
+        if self.settings.seed >= 0:  # a fixed seed: the same question gets the same draft
+            payload["options"]["seed"] = self.settings.seed
         if format is not None:
             payload["format"] = format
         if not stream:

@@ -12,7 +12,7 @@ from pv_agent.engine.evaluation.retrieval import (
 from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
 from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
 from pv_agent.engine.index.embedders import query_embedder
-from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.llm_clients import ModelClient, make_client
 from pv_agent.engine.index.target import open_index
 from pv_agent.engine.index.base import IndexError_
 
@@ -56,7 +56,7 @@ def run(args) -> int:
     cfg = settings()
     if not Path(args.goldset).is_file():
         return fail(f"Goldset {args.goldset} nicht gefunden.")
-    client = OllamaClient(cfg)
+    client = make_client(cfg)
     if args.answers:
         problem = _chat_model_problem(client, cfg.chat_model)
         if problem:  # otherwise every question "fails" and the report measures the outage
@@ -104,14 +104,15 @@ def run(args) -> int:
     return 0
 
 
-def _chat_model_problem(client: OllamaClient, model: str) -> str:
+def _chat_model_problem(client: ModelClient, model: str) -> str:
     """"" when the server answers and has the chat model, else one line saying why not."""
     try:
         names = client.list_models()
     except OllamaError as exc:
         return f"{exc.reason}: {exc}"
     if model not in names and f"{model}:latest" not in names:
-        return f"Sprachmodell {model} auf dem Ollama-Server {client.base_url} nicht vorhanden (vorhanden: {', '.join(names) or 'keines'})"
+        server = "Ollama-Server" if client.api == "ollama" else "Modell-Server"
+        return f"Sprachmodell {model} auf dem {server} {client.base_url} nicht vorhanden (vorhanden: {', '.join(names) or 'keines'})"
     return ""
 
 
