@@ -11,6 +11,14 @@ import urllib.parse
 from dataclasses import dataclass, field
 
 ENV_PREFIX = "PV_AGENT_"
+LLM_APIS = ("ollama", "openai")  # the model-server kinds (llm_clients/)
+
+
+def llm_api_problem(value: str) -> str:
+    """"" for a known model-server kind, else one German line naming the valid ones."""
+    if (value or "ollama").strip().lower() in LLM_APIS:
+        return ""
+    return f"PV_AGENT_LLM_API={value!r}: erlaubt sind {', '.join(LLM_APIS)}"
 
 
 @dataclass(frozen=True)
@@ -89,8 +97,6 @@ class Settings:
                 values[f.name] = _coerce(f, raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "llm_api" in values:
-            from .llm_clients.base import llm_api_problem
-
             values["llm_api"] = values["llm_api"].strip().lower()
             if llm_api_problem(values["llm_api"]):
                 raise ValueError(llm_api_problem(values["llm_api"]))

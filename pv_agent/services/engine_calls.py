@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_fingerprints
 from ..engine.kb.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
-from ..engine.llm_clients import LLM_APIS, make_client
+from ..engine.llm_clients import LLM_APIS, make_client, url_is_local
 from ..engine.ollama import OllamaError
 from ..engine.kb.registry import REGISTRY_FILE, write_registry
 from ..engine.types import SOURCE_FAMILIES, Entry
@@ -18,7 +18,7 @@ from ..engine.kb.writer import changed_sections, entry_file_path, entry_to_markd
 __all__ = [
     "CHANGED", "REMOVED", "UNCHANGED", "Fingerprint", "check_fingerprints",
     "ID_PATTERN", "STAND_PATTERN", "load_knowledge_base", "parse_entry_text",
-    "LLM_APIS", "make_client", "OllamaError", "REGISTRY_FILE", "write_registry", "SOURCE_FAMILIES", "Entry",
+    "LLM_APIS", "make_client", "url_is_local", "OllamaError", "REGISTRY_FILE", "write_registry", "SOURCE_FAMILIES", "Entry",
     "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
     "answer", "build_index", "failure_text", "stage_text",
 ]

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import requests
 
-LLM_APIS = ("ollama", "openai")
-
-
-def llm_api_problem(value: str) -> str:
-    """"" for a known API kind, else one German line naming the valid ones."""
-    if (value or "ollama").strip().lower() in LLM_APIS:
-        return ""
-    return f"PV_AGENT_LLM_API={value!r}: erlaubt sind {', '.join(LLM_APIS)}"
+from ..config import LLM_APIS, llm_api_problem  # noqa: F401  (the kinds, and the check of a setting)
+from .errors import OllamaUnavailable
 
 
 class ModelClient:
@@ -25,8 +19,6 @@ class ModelClient:
 
     def _check_url(self) -> None:
         if self.url_problem:
-            from ..ollama import OllamaUnavailable
-
             raise OllamaUnavailable(self.url_problem)
 
     def chat(self, messages: list[dict], *, model: str | None = None, num_predict: int | None = None,
@@ -41,3 +33,29 @@ class ModelClient:
     def list_models(self) -> list[str]:
         """Names of the models the server offers."""
         raise NotImplementedError
+
+
+# Host names that stay inside a network: docker-compose service names and other single labels,
+# mDNS and the names reserved for home and internal networks (RFC 6762, RFC 8375, ICANN 2024).
+_LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".home.arpa", ".internal", ".intranet", ".corp")
+
+
+def url_is_local(url: str) -> bool:
+    """Whether ``url`` names this machine or the local network (loopback, private, link-local or
+    unique-local address, ``localhost``, a single-label or local-suffix name). Decided on the URL
+    alone, without a DNS lookup: a public name that resolves to a private address still counts as
+    remote, which errs on the side of the warning."""
+    import ipaddress
+    import urllib.parse
+
+    try:
+        host = (urllib.parse.urlsplit((url or "").strip()).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return False
+    if not host:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost" or "." not in host or host.endswith(_LOCAL_SUFFIXES)
+    return address.is_loopback or address.is_private or address.is_link_local

@@ -22,7 +22,7 @@ import time
 
 import requests
 
-from ..ollama import ChatResult, OllamaError, OllamaModelMissing, OllamaTimeout, OllamaUnavailable
+from .errors import ChatResult, OllamaError, OllamaModelMissing, OllamaTimeout, OllamaUnavailable
 from .base import ModelClient
 
 # A reasoning model served without a reasoning parser puts its thinking into the content.
