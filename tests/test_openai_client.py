@@ -211,3 +211,30 @@ def test_ask_falls_back_to_sources_like_over_ollama(srv, settings, index, reply)
     answer = ask(HBGL_QUESTION, index, settings)
     assert answer.state == "sources_only" and "Sprachmodell" in answer.notice
     assert answer.citations[0]["id"] == "pv-sv-02"
+
+
+# -- the command line ---------------------------------------------------------------------------
+def test_cli_asks_through_the_openai_api(srv, index_path, capsys, monkeypatch):
+    from tools.cli.__main__ import main
+
+    monkeypatch.setenv("PV_AGENT_LLM_API", "openai")
+    monkeypatch.setenv("PV_AGENT_LLM_URL", srv.url + "/v1")
+    srv.script(GOOD)
+    assert main(["ask", HBGL_QUESTION, "--index", index_path, "--json"]) == 0
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["state"] == "answered" and out["citations"][0]["id"] == "pv-sv-02"
+    assert len(chats(srv)) == 1
+    monkeypatch.setenv("PV_AGENT_LLM_API", "grpc")
+    assert main(["ask", HBGL_QUESTION, "--index", index_path]) == 2  # a usage error, said on stderr
+    assert "PV_AGENT_LLM_API='grpc'" in capsys.readouterr().err
+
+
+def test_eval_sample_spreads_over_the_goldset():
+    from tools.cli.eval import spread_sample
+
+    questions = list(range(204))
+    picked = spread_sample(questions, 12)
+    assert len(picked) == 12 and picked[0] == 0 and picked[-1] > 180 and picked == sorted(set(picked))
+    assert spread_sample(questions, 500) == questions
