@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from answer_helpers import make_hit
 
-from pv_agent.engine.answer import figures as fg
+from pv_agent.engine.answer.verification import facts as fc
+from pv_agent.engine import figures as fg
 from pv_agent.engine.answer.context import CONFLICT_MARK, is_conflict_side
 from pv_agent.engine.kb import markdown as md
 from pv_agent.engine.kb.loader import load_knowledge_base
@@ -62,7 +63,7 @@ def test_figure_scan_finds_what_a_full_regex_scan_finds(entries):
 def test_cached_similarity_embeds_each_text_once_and_returns_what_the_model_returns(monkeypatch):
     import numpy as np
 
-    from pv_agent.engine.answer.verify import CachedSimilarity
+    from pv_agent.engine.answer.verification import CachedSimilarity
 
     calls = []
 
@@ -87,6 +88,6 @@ def test_row_words_found_with_the_shortcut_are_those_the_regexes_find(entries):
               "halbe Beitragsgrundlage", "Monats-Höchstbeitrag", "tag", "Kalendertag", "Vollzeit", "Halbjahr"]
     texts = tricky + [line for e in entries for line in e.body.splitlines() if line.strip()]
     for text in texts:
-        marks = fg._marks.__wrapped__(text)
-        assert marks.periods == frozenset(m.lastgroup for m in fg._PERIODS.finditer(text)), text
-        assert marks.shares == frozenset(m.lastgroup for m in fg._SHARES.finditer(text)), text
+        marks = fc._marks.__wrapped__(text)
+        assert marks.periods == frozenset(m.lastgroup for m in fc._PERIODS.finditer(text)), text
+        assert marks.shares == frozenset(m.lastgroup for m in fc._SHARES.finditer(text)), text

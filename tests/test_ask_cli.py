@@ -40,6 +40,22 @@ def test_ask_prints_state_answer_and_sources_in_german(srv, index_path, capsys):
     assert "Quellen:\n  ✓ [pv-sv-02] Höchstbeitragsgrundlage 2026 (Stand 2026-01)" in out
 
 
+def test_ask_json_shows_unanswered_when_the_model_refuses_a_covered_question(srv, index_path, capsys):
+    srv.script("Dazu enthält die Wissensbasis keine Aussage.")
+    assert main(["ask", "Wie hoch ist die HBGL 2026?", "--index", index_path, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["state"] == "unanswered", out
+    assert "pv-sv-02" in [c["id"] for c in out["citations"]] and out["drafts"]
+
+
+def test_ask_prints_unanswered_in_german(srv, index_path, capsys):
+    srv.script("Dazu enthält die Wissensbasis keine Aussage.")
+    assert main(["ask", "Wie hoch ist die HBGL 2026?", "--index", index_path]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Status: Keine geprüfte Antwort – passende Einträge, nicht geprüft (unanswered)")
+    assert "· [pv-sv-02]" in out  # a source shown, not checked
+
+
 def test_ask_without_ollama_prints_sources_only(monkeypatch, index_path, capsys):
     monkeypatch.setenv("OLLAMA_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("PV_AGENT_CONNECT_TIMEOUT", "0.5")

@@ -19,7 +19,7 @@ from pv_agent.engine.index.embedding_seed import load_seed
 from pv_agent.engine.index.indexer import build_index
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.index.sqlite_store import SidecarIndex
-from pv_agent.engine.answer.verify import verify
+from pv_agent.engine.answer.verification import verify
 from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
 
 KB = Path(__file__).resolve().parents[1] / "wissensbasis"

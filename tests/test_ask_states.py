@@ -2,6 +2,8 @@
 scripted replies, and ``ask`` ending in the right state for each situation."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from answer_helpers import build_test_index
 
@@ -195,16 +197,61 @@ def test_nothing_relevant_retrieved_is_refused_without_model(srv, settings, inde
     assert chats(srv) == []
 
 
-def test_model_refusal_is_refused(srv, settings, index):
-    srv.script("Dazu enthält die Wissensbasis keine Aussage.")
-    answer = ask("Wie hoch ist die HBGL für 2030?", index, settings)
-    assert answer.state == "refused"
-    assert answer.citations == []
+UNCOVERED_QUESTION = "Wieviel darf ich bei einer Lohnpfändung vom Lohn einbehalten?"  # retrieved, but not covered
 
 
-def test_regenerated_answer_without_valid_citation_is_refused(srv, settings, index):
+def _past_the_first_gate(settings):
+    """Settings whose pre-model gate (gates.nothing_relevant) lets every retrieved entry through,
+    so that an uncovered question reaches the model and the refusal check after it."""
+    return dataclasses.replace(settings, min_coverage=0.0)
+
+
+def test_model_refusal_of_an_uncovered_question_is_refused(srv, settings, index):
+    srv.script(prompts.REFUSAL)
+    answer = ask(UNCOVERED_QUESTION, index, _past_the_first_gate(settings))
+    assert len(chats(srv)) == 1
+    assert answer.state == "refused", answer.as_dict()
+    assert answer.citations == [] and answer.answer == prompts.REFUSAL
+    assert answer.as_dict()["drafts"] == [prompts.REFUSAL]
+
+
+def test_model_refusal_of_a_covered_question_shows_the_entries_unchecked(srv, settings, index):
+    """Issue 28: the model's "nothing in the knowledge base" is checked by the gate; the HBGL
+    entries exist, so the clerk gets them (unanswered), not a false refusal."""
+    srv.script(prompts.REFUSAL)
+    answer = ask(HBGL_QUESTION, index, settings)
+    assert answer.state == "unanswered", answer.as_dict()
+    assert answer.answer.startswith(prompts.text("unanswered_heading"))
+    assert prompts.REFUSAL not in answer.answer
+    assert "pv-sv-02" in [c["id"] for c in answer.citations]
+    assert all(c["supported"] is None for c in answer.citations)  # nothing of it was checked
+    assert "6.930 €" in answer.answer  # the key values, as sources_only shows them
+    d = answer.as_dict()
+    assert d["drafts"] == [prompts.REFUSAL]  # the audit trail keeps the model's text
+    assert d["fingerprints"] and {f["id"] for f in d["fingerprints"]} <= {c["id"] for c in answer.citations}
+    assert len(chats(srv)) == 1  # a refusal is not regenerated
+
+
+def test_model_refusal_after_the_regeneration_is_checked_too(srv, settings, index):
+    srv.script("Die HBGL beträgt 551,10 €.", prompts.REFUSAL)  # uncited figure, then the refusal sentence
+    answer = ask(HBGL_QUESTION, index, settings)
+    assert answer.state == "unanswered", answer.as_dict()
+    assert answer.as_dict()["drafts"] == ["Die HBGL beträgt 551,10 €.", prompts.REFUSAL]
+    assert "551,10" not in answer.answer and answer.first_attempt
+
+
+def test_regenerated_answer_without_valid_citation_shows_the_entries_unchecked(srv, settings, index):
     srv.script("Die HBGL ist 7.000 € [pv-xx-01].", "Die HBGL ist 7.000 € [pv-xx-02].")
     answer = ask(HBGL_QUESTION, index, settings)
+    assert answer.state == "unanswered", answer.as_dict()
+    assert "7.000" not in answer.answer and "pv-xx" not in answer.answer
+    assert "pv-sv-02" in [c["id"] for c in answer.citations]
+
+
+def test_regenerated_answer_without_valid_citation_on_an_uncovered_question_is_refused(srv, settings, index):
+    srv.script("Es sind 500 € [pv-xx-01].", "Es sind 500 € [pv-xx-02].")
+    answer = ask(UNCOVERED_QUESTION, index, _past_the_first_gate(settings))
+    assert len(chats(srv)) == 2
     assert answer.state == "refused"
     assert answer.answer == prompts.REFUSAL
     assert answer.flags["unknown_citations"] == ["pv-xx-02"]

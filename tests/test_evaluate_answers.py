@@ -154,3 +154,22 @@ def test_answers_are_scored_against_the_answer_keys_not_the_verifier(tmp_path, i
     assert m["all_expected_figures_rate"] == 0.0
     assert m["conflict_both_sides_warned_rate"] == 0.0
     assert m["verifier_no_unsupported_figure_rate"] == 1.0  # the verifier alone would call this run perfect
+
+
+def test_a_model_refusing_covered_questions_shows_in_the_report(tmp_path, index):
+    """Issue 28: a model's refusal of a covered question ends "unanswered" (the entries, not the
+    model's word); eval counts it apart, never as the model's citations, and the bake-off shows it."""
+    (tmp_path / "goldset.yaml").write_text(GOLDSET, encoding="utf-8")
+    goldset = [q for q in load_goldset(tmp_path / "goldset.yaml") if q.id in ("q-a-001", "q-r-001")]
+    with OllamaAPIServer() as srv:
+        srv.script("Dazu enthält die Wissensbasis keine Aussage.")
+        report = evaluate_answers(goldset, index, Settings(ollama_url=srv.url, chat_timeout=5))
+    m = report["metrics"]
+    assert [i["state"] for i in report["items"]] == ["unanswered", "refused"]
+    assert report["items"][0]["cited"] == [] and report["items"][0]["found_figures"] == []
+    assert m["unanswered_rate"] == 1.0 and m["unanswered"] == 1
+    assert m["refusal_agreement_rate"] == 1.0  # the covered question was not refused
+    assert m["expected_figures_recall"] == 0.0  # nor answered
+    _, html_path = write_reports(report, tmp_path / "reports", name="refusing")
+    assert "1 Fragen ohne geprüfte Antwort" in html_path.read_text(encoding="utf-8")
+    assert "Abgedeckte Fragen ohne belegte Antwort des Modells" in bakeoff_html([report, report])

@@ -32,23 +32,49 @@ SAMPLE_KB = ROOT / "wissensbasis"
 GOLDSET = SAMPLE_KB / "goldset.yaml"
 
 # Measured on 2026-12-01 on the merged knowledge base (222 entries, 204 goldset questions, 128
-# with expected entries; query glosses in, refusal weights refitted on the calibration half):
+# with expected entries; query glosses in): lexical R@8 0.921, MRR 0.765 (calibration half
+# 0.933 / 0.792, held-out 0.909 / 0.740); hybrid R@8 0.971, MRR 0.854 (calibration 0.957 / 0.859,
+# held-out 0.985 / 0.848). With issue 28's 11 English covered questions in the calibration half
+# (139 with expected entries; lexical retrieval cannot match English words to German entries):
+# lexical R@8 0.876, MRR 0.730 (calibration 0.847 / 0.720, held-out unchanged); hybrid R@8 0.966,
+# MRR 0.841 (calibration 0.950 / 0.834, held-out unchanged). Refusal without a model at issue 28's operating point (≤ 2 % of the
+# covered calibration questions refused; English questions never refused on these signals),
+# measured 2026-12-03 with the English calibration questions q-e-/q-er- added, uncovered refused /
+# covered wrongly refused: lexical calibration 0.569 / 0.027, held-out 0.667 / 0.091; hybrid
+# calibration 0.255 / 0.014, held-out 0.083 / 0.000. Floors leave a margin of about one or two questions.
+# (kbnew30's measurement, before the merge with issue 28's English questions and gate:)
+#
 # lexical R@8 0.921, MRR 0.765 (calibration half 0.933 / 0.792, held-out 0.909 / 0.740); hybrid
 # R@8 0.971, MRR 0.854 (calibration 0.957 / 0.859, held-out 0.985 / 0.848). Refusal without a
 # model, uncovered refused / covered wrongly refused: lexical calibration 0.792 / 0.048,
-# held-out 0.708 / 0.167; hybrid calibration 0.958 / 0.032, held-out 0.708 / 0.136. Floors leave
-# a margin of about one to three questions.
+# held-out 0.708 / 0.167; hybrid calibration 0.958 / 0.032, held-out 0.708 / 0.136.
+# Re-measured on 2026-12-03 after issue 30 items 11-12 (264 entries, 258 questions, 189 with
+# expected entries; refusal weights NOT refitted - a refit on the calibration half refused only
+# 33 % of its uncovered questions in hybrid mode, see docs/retrieval.md): lexical R@8 0.921, MRR
+# 0.773 (calibration 0.930 / 0.795, held-out 0.911 / 0.750); hybrid R@8 0.966, MRR 0.849
+# (calibration 0.951 / 0.851, held-out 0.982 / 0.847). Refusal: lexical calibration 0.689 /
+# 0.063, held-out 0.524 / 0.117; hybrid calibration 0.889 / 0.063, held-out 0.619 / 0.106 - the
+# refusal floors were lowered to these figures less about one question (they were 0.75 / 0.62
+# lexical and 0.91 / 0.62 hybrid). Floors leave a margin of about one to three questions.
+# Merged (issues 27, 28, 30; 2026-12-03): 264 entries, the goldset with issue 28's English
+# questions and issue 30's new ones, issue 28's gate (≤ 2 % of covered calibration questions
+# refused). Measured (python of this module's fixture): lexical R@8 0.897, MRR 0.741 (calibration
+# 0.876 / 0.733, held-out 0.922 / 0.749); hybrid R@8 0.965, MRR 0.844 (calibration 0.947 / 0.828,
+# held-out 0.986 / 0.862). Refusal without a model, uncovered refused / covered wrongly refused:
+# lexical calibration 0.354 / 0.038, held-out 0.292 / 0.043; hybrid calibration 0.167 / 0.009,
+# held-out 0.083 / 0.000 – the gate now leaves most uncovered questions to the model (whose
+# refusal it checks, issue 28), so few are refused before it. Floors leave about one question.
 FLOORS = {
-    "lexical": {"recall@8": 0.91, "mrr": 0.75,
-                "calibration_refused": 0.75, "calibration_wrongly_refused_max": 0.09,
-                "heldout_refused": 0.62, "heldout_wrongly_refused_max": 0.21},
-    "hybrid": {"recall@8": 0.96, "mrr": 0.84,
-               "calibration_refused": 0.91, "calibration_wrongly_refused_max": 0.09,
-               "heldout_refused": 0.62, "heldout_wrongly_refused_max": 0.17},
+    "lexical": {"recall@8": 0.88, "mrr": 0.72,
+                "calibration_refused": 0.33, "calibration_wrongly_refused_max": 0.05,
+                "heldout_refused": 0.25, "heldout_wrongly_refused_max": 0.06},
+    "hybrid": {"recall@8": 0.95, "mrr": 0.83,
+               "calibration_refused": 0.14, "calibration_wrongly_refused_max": 0.02,
+               "heldout_refused": 0.04, "heldout_wrongly_refused_max": 0.02},
 }
 FLOORS_PER_HALF = {
-    "lexical": {"calibration": {"recall@8": 0.91, "mrr": 0.77}, "heldout": {"recall@8": 0.89, "mrr": 0.72}},
-    "hybrid": {"calibration": {"recall@8": 0.94, "mrr": 0.84}, "heldout": {"recall@8": 0.96, "mrr": 0.83}},
+    "lexical": {"calibration": {"recall@8": 0.86, "mrr": 0.72}, "heldout": {"recall@8": 0.90, "mrr": 0.73}},
+    "hybrid": {"calibration": {"recall@8": 0.93, "mrr": 0.81}, "heldout": {"recall@8": 0.97, "mrr": 0.84}},
 }
 
 

@@ -115,8 +115,8 @@ def test_the_checks_can_fail():
     assert "pv_agent.engine.answer.ask" in imported_modules("import odoo.addons.pv_agent.engine.answer.ask", "pv_agent.models.x")
     assert "pv_agent.models.y" in imported_modules("from ..models import y", "pv_agent.services.x")
     assert "pv_agent.models.y" in imported_modules("from . import y", "pv_agent.models", is_package=True)
-    assert "pv_agent.engine.kb.markdown" in imported_modules("from ..kb import markdown as md",
-                                                              "pv_agent.engine.answer.verify")
+    assert "pv_agent.engine.kb.markdown" in imported_modules("from ...kb import markdown as md",
+                                                              "pv_agent.engine.answer.verification.facts")
     modules = {"pv_agent.engine.index.sqlite_store": {"pv_agent.engine.retrieval.retrieve"},
                "pv_agent.engine.retrieval.retrieve": {"pv_agent.engine.index.pg_store"}}
     assert find_cycle(stage_graph(modules)) == ["index", "retrieval", "index"]

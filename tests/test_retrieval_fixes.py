@@ -124,13 +124,13 @@ def test_relevance_score_on_signals():
     strong = {"hits": 3, "coverage": 0.9, "topic_coverage": 0.9, "cosine": 0.9, "cosine_model": cfg.refuse_cosine_model}
     assert supported_by_signals(strong, cfg)
     assert not supported_by_signals({**strong, "hits": 0}, cfg)
-    unknown_topic = {**strong, "coverage": 0.3, "topic_coverage": 0.1, "cosine": 0.86}
+    unknown_topic = {**strong, "coverage": 0.2, "topic_coverage": 0.05, "cosine": 0.84}
     assert not supported_by_signals(unknown_topic, cfg)
     assert support_score({**unknown_topic, "topic_coverage": 0.2}, cfg) > support_score(unknown_topic, cfg)
     assert support_score({**unknown_topic, "cosine": 0.87}, cfg) > support_score(unknown_topic, cfg)
     # cosines of another model than the weights were fitted on: judged by the lexical score
     other_model = {**unknown_topic, "cosine": 0.99, "cosine_model": "ollama:bge-m3"}
-    assert support_features(other_model, cfg) == ("lexical", (0.1, 0.3))
+    assert support_features(other_model, cfg) == ("lexical", (0.05, 0.2))
     assert not supported_by_signals(other_model, cfg)
     lexical = {"hits": 3, "coverage": 0.3, "topic_coverage": 0.1, "cosine": None}
     assert not supported_by_signals(lexical, cfg)
@@ -169,8 +169,8 @@ def test_entry_frequencies_count_what_the_entries_say(sample_lexical):
 
 
 def test_calibration_uses_the_calibration_half_only():
-    """Held-out rows never move the fitted score; the bias refuses at most 5 % of the covered
-    calibration questions."""
+    """Held-out rows never move the fitted score; the bias refuses at most 2 % of the covered
+    calibration questions (issue 28)."""
     import random
 
     rng = random.Random(7)
@@ -187,7 +187,7 @@ def test_calibration_uses_the_calibration_half_only():
     cfg = Settings().replace(**found)
     wrong = sum(not supported_by_signals(r, cfg) for r in rows if r["group"] == "covered")
     refused = sum(not supported_by_signals(r, cfg) for r in rows if r["group"] == "uncovered")
-    assert wrong <= 3 and refused >= 30
+    assert wrong <= 1 and refused >= 25
 
 
 def test_goldset_refusal_questions_are_split_in_two_halves():
@@ -197,3 +197,20 @@ def test_goldset_refusal_questions_are_split_in_two_halves():
     heldout = sum(q.split == "heldout" for q in questions)
     # q-r-001 … q-r-048 alternate; q-r-049 … were added to the calibration half only
     assert heldout >= 24 and len(questions) - heldout >= heldout
+
+
+def test_english_questions_are_not_refused_on_german_terms():
+    """Issue 28: an English question shares no terms with the German entry that answers it, so
+    the lexical signals are no evidence of a missing topic; German questions stay judged by the score."""
+    from pv_agent.engine.retrieval.gates import is_foreign_language
+
+    assert is_foreign_language("How many weeks of full pay does an employee get on sick leave?")
+    assert is_foreign_language("company car benefit in kind for an electric vehicle")
+    assert not is_foreign_language("Wie hoch ist die HBGL 2026 pro Monat?")
+    assert not is_foreign_language("Was zahl ma 2026 an Zuschlag zum DB?")
+    assert not is_foreign_language("Pendlereuro 2026 in der Lohnverrechnung")
+    cfg = Settings()
+    weak = {"hits": 3, "coverage": 0.0, "topic_coverage": 0.0, "cosine": None}
+    assert not supported_by_signals(weak, cfg)
+    assert supported_by_signals({**weak, "foreign_language": True}, cfg)
+    assert not supported_by_signals({**weak, "hits": 0, "foreign_language": True}, cfg)  # nothing found stays refused

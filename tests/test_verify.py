@@ -3,8 +3,8 @@ from decimal import Decimal
 
 from answer_helpers import make_context
 
-from pv_agent.engine.answer import figures as fg
-from pv_agent.engine.answer.verify import citations_in, find_conflicts, mark_unsupported, split_units, verify
+from pv_agent.engine import figures as fg
+from pv_agent.engine.answer.verification import citations_in, find_conflicts, mark_unsupported, split_units, verify
 
 
 def test_figures_are_normalised_across_notations():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from kb_context import kb_context
 
-from pv_agent.engine.answer.verify import verify
+from pv_agent.engine.answer.verification import verify
 
 VAB = "pv-ab-01"
 HBGL = "pv-bg-02"

@@ -5,7 +5,7 @@ import numpy as np
 from kb_context import kb_context
 
 from pv_agent.engine.kb import markdown as md
-from pv_agent.engine.answer.verify import mark_unsupported, verify
+from pv_agent.engine.answer.verification import mark_unsupported, verify
 
 VAB = "pv-ab-01"
 
@@ -95,7 +95,7 @@ def test_blocks_tables_items_and_sentences():
 
 
 def test_the_answer_is_split_by_the_same_parse_code_fences_included():
-    from pv_agent.engine.answer.verify import split_units
+    from pv_agent.engine.answer.verification import split_units
 
     units = split_units("Der VAB 2026 beträgt 496 € [pv-ab-01].\n\n```\n## kein Titel 777 €\n```\n"
                         "| Jahr | VAB |\n|---|---|\n| 2026 | 496 € |\n\nQuelle: [pv-ab-01]")

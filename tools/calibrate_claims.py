@@ -40,10 +40,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from kb_context import block, entries  # noqa: E402
 
-from pv_agent.engine.answer import figures as fg  # noqa: E402
+from pv_agent.engine import figures as fg  # noqa: E402
 from pv_agent.engine.kb import markdown as md  # noqa: E402
 from pv_agent.engine.evaluation.retrieval import load_goldset  # noqa: E402
-from pv_agent.engine.answer.verify import block_sentences, lexical_coverage  # noqa: E402
+from pv_agent.engine.answer.verification import block_sentences, lexical_coverage  # noqa: E402
 
 VALUE_KINDS = ("money", "percent")
 

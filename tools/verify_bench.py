@@ -29,7 +29,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pv_agent.engine.answer import figures as fg  # noqa: E402
+from pv_agent.engine.answer.verification import claims as claims_module  # noqa: E402
+from pv_agent.engine.answer.verification import conflicts as conflicts_module  # noqa: E402
+from pv_agent.engine.answer.verification import facts as fc  # noqa: E402
+from pv_agent.engine import figures as fg  # noqa: E402
 from pv_agent.engine.config import Settings  # noqa: E402
 from pv_agent.engine.answer.context import build_context  # noqa: E402
 from pv_agent.engine.evaluation.retrieval import load_goldset  # noqa: E402
@@ -39,8 +42,7 @@ from pv_agent.engine.ollama import OllamaClient  # noqa: E402
 from pv_agent.engine.retrieval.retrieve import retrieve  # noqa: E402
 from pv_agent.engine.index.sqlite_store import SidecarIndex# noqa: E402
 from pv_agent.engine.kb import markdown as md_module  # noqa: E402
-from pv_agent.engine.answer import verify as verify_module  # noqa: E402
-from pv_agent.engine.answer.verify import verify  # noqa: E402
+from pv_agent.engine.answer.verification import verify  # noqa: E402
 from pv_agent.tests.ollama_api_server import OllamaAPIServer  # noqa: E402
 
 
@@ -71,10 +73,10 @@ def stats(samples):
 
 
 def clear_caches() -> None:
-    for cache in (verify_module.facts_of_block, verify_module._sentence_index, verify_module._quantities_of,
-                  md_module._parse, fg._extract, fg._marks):
+    for cache in (fc.facts_of_block, claims_module._sentence_index, conflicts_module._quantities_of,
+                  md_module._parse, fg._extract, fc._marks):
         cache.cache_clear()
-    fg.clear_fact_caches()
+    fc.clear_fact_caches()
 
 
 def timed(draft, context, question):

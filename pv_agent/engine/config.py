@@ -68,14 +68,14 @@ class Settings:
     # Relevance without a language model (gates.supported, used when no model answers): supported
     # when bias + topic·topic_coverage + coverage·coverage (+ cosine·best cosine) >= 0. Fitted
     # with `pv-agent eval --refusals --calibrate` on the goldset's calibration half only (logistic
-    # regression, bias moved to refuse at most 5 % of the covered calibration questions);
-    # docs/retrieval.md reports both halves.
+    # regression; bias moved to refuse at most 2 % of the covered calibration questions, issue 28:
+    # the same gate checks a model's refusal); docs/retrieval.md reports both halves and the fresh set.
     refuse_cosine_model: str = "builtin:multilingual-e5-small-q4"  # whose cosines the hybrid weights know
-    refuse_hybrid_bias: float = -43.6356
+    refuse_hybrid_bias: float = -40.5661
     refuse_hybrid_topic: float = 5.727
     refuse_hybrid_coverage: float = 5.7581
     refuse_hybrid_cosine: float = 45.0135
-    refuse_lexical_bias: float = -4.7488
+    refuse_lexical_bias: float = -3.9782
     refuse_lexical_topic: float = 7.2213
     refuse_lexical_coverage: float = 5.8814
     # Answers

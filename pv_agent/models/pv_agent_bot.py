@@ -4,8 +4,9 @@ mail_bot's pattern: ``mail.thread._message_post_after_hook`` hands every posted 
 ``pv_agent.bot._on_message_posted``. A chat with the PV-Agent partner, or an @PV-Agent
 mention, queues the message's text (nothing else of the record) as a question through
 ``pv_agent.conversation._queue_question`` — the same job the systray panel uses. When the
-job is done, ``_post_result`` posts the answer (or the failure) back into the thread as
-PV-Agent: a comment in Discuss, an internal note in a chatter.
+job is done, ``_post_result`` posts back into the thread as PV-Agent (a comment in Discuss, an
+internal note in a chatter): the answer where everybody who may read the thread is in the
+PV-Agent group, elsewhere — every chatter, open channels — a pointer to the asker's panel.
 """
 from __future__ import annotations
 
@@ -95,8 +96,9 @@ class PvAgentBot(models.AbstractModel):
         """Post the answer of ``question`` (or a failure line) where the question was asked.
 
         The place comes from the question, which only the answering job writes. Nothing is posted
-        unless the asker may still post there; in a channel with members outside the PV-Agent
-        group (portal users, guests, colleagues without the group) only a pointer to the panel.
+        unless the asker may still post there; the answer itself only where everybody who may
+        read the thread is in the PV-Agent group (``_readers_within_group``), elsewhere a pointer
+        to the asker's panel, where the answer is.
         """
         model = question.origin_model
         if not model or model not in self.env or not question.origin_res_id:
@@ -110,21 +112,47 @@ class PvAgentBot(models.AbstractModel):
             return
         record = thread.sudo()
         lang_self = self.with_context(lang=asker.lang or self.env.lang)
-        if record._name == "discuss.channel" and not self._channel_within_group(record):
+        if not answer or self._readers_within_group(record):
+            body = lang_self._result_html(question, answer)  # a failure line names no reason: fine anywhere
+        elif record._name == "discuss.channel":
             body = Markup("<p>%s</p>") % lang_self.env._(
-                "PV-Agent answered %s in the PV-Agent panel: this channel has members outside the PV-Agent group.",
-                asker.name)
+                "PV-Agent answered %s in the PV-Agent panel: people outside the PV-Agent group may read this "
+                "channel.", asker.name)
         else:
-            body = lang_self._result_html(question, answer)
+            body = Markup("<p>%s</p>") % lang_self.env._(
+                "PV-Agent answered %s in the PV-Agent panel: people outside the PV-Agent group may read this "
+                "record.", asker.name)
         try:
             with self.env.cr.savepoint():
                 self._post(record, question.source, body)
         except Exception:  # the answer is stored and in the panel; a thread refusing the post must not undo it
             _logger.exception("pv_agent: could not post the answer to question %s on %s", question.id, record)
 
+    # -- who reads a thread --------------------------------------------------------------
     @api.model
-    def _channel_within_group(self, channel) -> bool:
-        """True for a channel whose every member (PV-Agent aside) is a user of the PV-Agent group."""
+    def _readers_within_group(self, record) -> bool:
+        """True if everybody who may read ``record`` is a user of the PV-Agent group.
+
+        Decided from the audience Odoo's record rule on ``discuss.channel`` gives a channel, not
+        from its members: a ``channel`` is read by its authorized group (by everybody without
+        one), a chat or group chat by its members, a sub-thread also by its parent's members.
+        Any other record's readers follow that model's own rules: never assumed to be inside.
+        """
+        if record._name != "discuss.channel":
+            return False
+        channel = record.sudo()
+        return all(self._channel_readers_within_group(c) for c in channel | channel.parent_channel_id)
+
+    @api.model
+    def _channel_readers_within_group(self, channel) -> bool:
+        if channel.channel_type == "channel":
+            group = channel.group_public_id
+            return bool(group) and self.env.ref("pv_agent.group_user") in group.all_implied_ids
+        return self._members_within_group(channel)
+
+    @api.model
+    def _members_within_group(self, channel) -> bool:
+        """True for a chat whose every member (PV-Agent aside) is a user of the PV-Agent group."""
         bot = self._bot_partner()
         for member in channel.sudo().channel_member_ids:
             if member.partner_id == bot:
@@ -152,7 +180,10 @@ class PvAgentBot(models.AbstractModel):
             label = f"{cite.get('id')} · {cite.get('stand') or ''}".strip(" ·")
             chips.append(Markup('<a href="%s">%s</a>') % (entry_url(entry.id), label) if entry else escape(label))
         if chips:
-            parts.append(Markup("<p>%s %s</p>") % (self.env._("Sources:"), Markup(", ").join(chips)))
+            # entries shown without an answer were never checked against one: say so at the chips too
+            label = (self.env._("Entries (not checked):") if answer.state in ("unanswered", "sources_only")
+                     else self.env._("Sources:"))
+            parts.append(Markup("<p>%s %s</p>") % (label, Markup(", ").join(chips)))
         return Markup("").join(parts)
 
     @api.model

@@ -16,16 +16,18 @@ from odoo.exceptions import AccessError, UserError
 
 BUS_TYPE = "pv_agent/answer"
 MAX_QUESTION_CHARS = 4000
-RUNNING_STUCK_MINUTES = 15
 PARAM_MAX_PENDING = "pv_agent.max_pending_per_user"
 DEFAULT_MAX_PENDING = 3
 RECENT_CONVERSATIONS = 30  # listed in the panel
-MIN_SECONDS_PER_QUESTION = 20  # less left in a cron run: the next run answers it
+# less than this share of a question's model time left in a cron run: a fresh run (a fresh count
+# of Odoo's watchdog) answers it, not a cut-short one
+MIN_SHARE_PER_QUESTION = 0.5
 ANSWER_CRONS = ("pv_agent.ir_cron_pv_agent_answer", "pv_agent.ir_cron_pv_agent_answer_2")
 ANSWER_STATES = [
     ("answered", "Answered"),
     ("answered_after_retry", "Answered after a correction"),
     ("uncertain", "Uncertain"),
+    ("unanswered", "No checked answer (matching entries, unchecked)"),
     ("refused", "No statement in the knowledge base"),
     ("off_topic", "Off topic"),
     ("sources_only", "Sources only (no language model reachable)"),
@@ -34,12 +36,27 @@ MESSAGE_STATES = [("pending", "Waiting"), ("running", "Being answered"), ("done"
                   ("error", "Failed")] + ANSWER_STATES
 
 
-def max_pending(env) -> int:
-    raw = env["ir.config_parameter"].sudo().get_param(PARAM_MAX_PENDING)
+def int_param(env, key: str, default: int) -> int:
+    raw = env["ir.config_parameter"].sudo().get_param(key)
     try:
-        return max(1, int(raw)) if raw else DEFAULT_MAX_PENDING
+        return max(1, int(raw)) if raw else default
     except ValueError:
-        return DEFAULT_MAX_PENDING
+        return default
+
+
+def max_pending(env) -> int:
+    return int_param(env, PARAM_MAX_PENDING, DEFAULT_MAX_PENDING)
+
+
+def serialize_user_requests(env, user):
+    """Make this transaction conflict with every other one of ``user`` that does the same.
+
+    A cap counts in the request's snapshot: two parallel requests of one user would each miss
+    the other's inserts and both pass. A no-op update of the user's row makes the second one
+    wait for the first and then fail with a serialization error, which Odoo's retry answers by
+    running the request again in a fresh snapshot, where it counts the first one's rows.
+    Other users' requests touch other rows and are not held up."""
+    env.cr.execute("UPDATE res_users SET write_date = write_date WHERE id = %s", [user.id])
 
 
 def wake_answer_crons(env):
@@ -52,6 +69,7 @@ def wake_answer_crons(env):
 
 def check_queue_room(env, user, adding=1):
     """One user may have only so many questions waiting (Settings): nobody starves the others."""
+    serialize_user_requests(env, user)
     waiting = env["pv_agent.message"].sudo().search_count([
         ("role", "=", "question"), ("state", "in", ("pending", "running")), ("author_id", "=", user.id)])
     limit = max_pending(env)

@@ -27,8 +27,9 @@ from odoo.exceptions import AccessError, UserError, ValidationError
 
 from ..services import odoo_settings
 from ..services.engine_calls import (
-    ID_PATTERN, REGISTRY_FILE, SOURCE_FAMILIES, STAND_PATTERN, UNCHANGED, Entry, changed_sections, entry_file_path,
-    entry_to_markdown, load_knowledge_base, parse_entry_text, write_registry,
+    ID_PATTERN, INDEX_FILE, REGISTRY_FILE, SOURCE_FAMILIES, STAND_PATTERN, UNCHANGED, Entry, UnsafePath,
+    changed_sections, check_kb_writable, entry_file_path, entry_to_markdown, load_knowledge_base, parse_entry_text,
+    read_kb_text, write_kb_text, write_registry,
 )
 
 _logger = logging.getLogger(__name__)
@@ -56,9 +57,14 @@ def fingerprint(entry: Entry) -> str:
 
 
 PARAM_EXPORT_TO_FOLDER = "pv_agent.export_to_folder"
+# The fingerprint of a file that is gone: an entry's conflict with the deletion of its file, and
+# (as import_hash) a deletion a manager has set aside by keeping the Odoo version.
+FILE_DELETED = "deleted"
 EXPORT_MARK = "pv_agent markdown export"  # description of the download attachments
 # Where a change of content came from (context key ``pv_agent_origin``), for the history.
 ORIGINS = ("odoo", "import", "take_file", "merged")
+# fields about the files and the answers, for the managers only: clerks read entries, not the sync state
+MANAGERS = "pv_agent.group_manager"
 
 
 def _lines(values) -> str:
@@ -90,9 +96,9 @@ class PvAgentEntry(models.Model):
         "pv_agent.entry", "pv_agent_entry_cross_ref_rel", "entry_id", "ref_id", string="Cross-references")
     source_ref = fields.Char("Source reference", tracking=True)
     body = fields.Text("Content (Markdown)", required=True)
-    path = fields.Char("File", readonly=True, help="File in the knowledge base it was imported from")
+    path = fields.Char("File", readonly=True, groups=MANAGERS, help="File in the knowledge base it was imported from")
     content_hash = fields.Char("Content hash", compute="_compute_content_hash", store=True)
-    import_hash = fields.Char("Hash at import", readonly=True, copy=False,
+    import_hash = fields.Char("Hash at import", readonly=True, copy=False, groups=MANAGERS,
                               help="Fingerprint of the file version this entry last took over")
     edited_in_odoo = fields.Boolean("Edited in Odoo", compute="_compute_edited_in_odoo", store=True,
                                     help="The content differs from the file version last imported: "
@@ -100,15 +106,17 @@ class PvAgentEntry(models.Model):
     file_conflict = fields.Boolean("Conflict with file", readonly=True, copy=False, index=True,
                                    help="The file changed while the entry was edited in Odoo. The Odoo "
                                         "version stays in use until a manager resolves the conflict.")
-    conflict_file_text = fields.Text("File version", readonly=True, copy=False,
+    conflict_file_text = fields.Text("File version", readonly=True, copy=False, groups=MANAGERS,
                                      help="The file as it was read by the import that found the conflict")
-    conflict_file_hash = fields.Char("Fingerprint of the file version", readonly=True, copy=False)
+    conflict_file_hash = fields.Char("Fingerprint of the file version", readonly=True, copy=False,
+                                     groups=MANAGERS)
     active = fields.Boolean(default=True)
     stale = fields.Boolean("Not in the index", default=True, copy=False, readonly=True,
                            help="Changed since the last indexing")
     version_ids = fields.One2many("pv_agent.entry.version", "entry_id", "Versions", readonly=True)
-    cited_count = fields.Integer("Cited in answers", compute="_compute_cited_count")
-    drifted_count = fields.Integer("Answers with a changed source", compute="_compute_cited_count")
+    cited_count = fields.Integer("Cited in answers", compute="_compute_cited_count", groups=MANAGERS)
+    drifted_count = fields.Integer("Answers with a changed source", compute="_compute_cited_count",
+                                   groups=MANAGERS)
 
     _entry_id_uniq = models.Constraint("UNIQUE (entry_id)", "The id must be unique.")
 
@@ -236,14 +244,47 @@ class PvAgentEntry(models.Model):
         if not self.edited_in_odoo:
             self._take_file_version(entry, fp, "import")
             return "updated"
+        self._flag_conflict(entry, fp, file_text)
+        return "conflicts"
+
+    def _flag_conflict(self, entry: Entry, fp: str, file_text: str):
+        """The file changed while the record was edited in Odoo: keep the file version beside it."""
+        self.ensure_one()
         if self.file_conflict and fp == self.conflict_file_hash:
-            return "conflicts"  # the same conflict as at the last import
+            return  # the same conflict as found before
         self.write({"file_conflict": True, "conflict_file_text": file_text, "conflict_file_hash": fp,
                     "active": True})
         self._log_body_change(self.body or "", entry.body, always=True, other=entry, title=self.env._(
             "Conflict with file %(path)s: the file changed while the entry was edited in Odoo. The Odoo "
             "version stays in use; the differences of the file version:", path=entry.path))
+
+    def _file_deleted(self) -> str:
+        """The record's file left the folder; returns the report bucket. An entry never edited in
+        Odoo is archived; one created or edited there stays in use (archiving it would take it
+        out of the answers and out of both exports), and the deletion of an edited entry's file
+        is a conflict a manager decides like a changed file."""
+        self.ensure_one()
+        if not self.import_hash or self.import_hash == FILE_DELETED:
+            return "odoo_only"  # made in Odoo, or the deletion was set aside: export it
+        if not self.edited_in_odoo:
+            self.write({"active": False})
+            return "archived"
+        if not (self.file_conflict and self.conflict_file_hash == FILE_DELETED):
+            self.write({"file_conflict": True, "conflict_file_text": False, "conflict_file_hash": FILE_DELETED})
+            self._message_log(body=Markup("<p><b>%s</b></p>") % self.env._(
+                "Conflict with file %(path)s: the file was deleted while the entry was edited in Odoo. The Odoo "
+                "version stays in use until a manager decides.", path=self.path or ""))
         return "conflicts"
+
+    @api.ondelete(at_uninstall=False)
+    def _unlink_except_cited_versions(self):
+        """The versions go with the entry (ondelete cascade); those an answer cited must stay."""
+        cited = self.env["pv_agent.answer.source"].sudo().search(
+            [("entry_version_id.entry_id", "in", self.ids)], limit=1)
+        if cited:
+            raise UserError(self.env._(
+                "Answers cite versions of the entry %s: archive it instead. Deleting it would remove the "
+                "versions their audit trail points at.", cited.entry_version_id.entry_id.entry_id))
 
     def unlink(self):
         if self:
@@ -307,7 +348,7 @@ class PvAgentEntry(models.Model):
     def _import_folder(self, path: str) -> dict:
         result = load_knowledge_base(path)
         report = {"path": path, "created": [], "updated": [], "unchanged": [], "synced": [], "conflicts": [],
-                  "archived": [], "failed": [], "warnings": [], "fatal": ""}
+                  "archived": [], "odoo_only": [], "failed": [], "warnings": [], "fatal": ""}
         loaded_files = {e.path for e in result.entries}
         for issue in result.errors:
             bucket = "warnings" if issue.file in loaded_files else "failed"
@@ -328,7 +369,7 @@ class PvAgentEntry(models.Model):
             if rec is None:
                 new_entries.append((entry, fp))
                 continue
-            file_text = _read_text(Path(path) / entry.path) or entry_to_markdown(entry)
+            file_text = _read_text(path, entry.path) or entry_to_markdown(entry)
             bucket = rec.with_context(pv_agent_origin="import")._import_one(entry, fp, file_text)
             report[bucket].append(entry.id)
             if bucket == "updated":
@@ -344,12 +385,11 @@ class PvAgentEntry(models.Model):
             rec._set_cross_refs(refs, by_id)
         self.browse([rec.id for rec in new_refs]).with_context(active_test=False)._snapshot_versions("import")
 
-        # Archive what left the folder — but not an entry whose file is only broken right now.
+        # What left the folder — but not an entry whose file is only broken right now.
         keep = {e.id for e in result.entries}
         keep |= {f["file"].rsplit("/", 1)[-1].removesuffix(".md") for f in report["failed"]}
-        gone = self.search([("entry_id", "not in", list(keep))])
-        gone.write({"active": False})
-        report["archived"] = gone.mapped("entry_id")
+        for rec in self.search([("entry_id", "not in", list(keep))]):
+            report[rec.with_context(pv_agent_origin="import")._file_deleted()].append(rec.entry_id)
         return report
 
     @api.model
@@ -362,6 +402,9 @@ class PvAgentEntry(models.Model):
             created=len(report["created"]), updated=len(report["updated"]),
             unchanged=len(report["unchanged"]), archived=len(report["archived"]),
             failed=len(report["failed"]))]
+        if report.get("odoo_only"):
+            lines.append(self.env._("Only in Odoo, kept (export them into the folder): %(ids)s",
+                                    ids=", ".join(report["odoo_only"])))
         if report.get("synced"):
             lines.append(self.env._("In line with the file again (exported from Odoo): %(ids)s",
                                     ids=", ".join(report["synced"])))
@@ -376,11 +419,24 @@ class PvAgentEntry(models.Model):
         return "\n".join(lines)
 
     # -- resolving a conflict with the file ----------------------------------------------------
-    def _check_conflict(self):
+    def _check_conflict(self, content_hash, file_hash):
+        """A decision is taken on the two versions the manager saw: ``content_hash`` (the Odoo
+        version) and ``file_hash`` (the file version) as shown when the view opened. Either
+        changed since (a colleague's edit, a newer import) → refused, so that nobody sets aside
+        or overwrites a version they never saw. Odoo retries a request that met a concurrent
+        write of the entry, and the retry sees the new fingerprints."""
         self._check_manager()
         self.ensure_one()
-        if not self.file_conflict:
+        if not self.file_conflict and not (content_hash or file_hash):
             raise UserError(self.env._("This entry has no conflict with its file."))
+        if not self.file_conflict or (content_hash, file_hash) != (self.content_hash, self.conflict_file_hash):
+            raise UserError(self.env._("This view is outdated: the entry or its file changed since it was opened. "
+                                       "Please open it again."))
+
+    def _conflict_fingerprints(self) -> dict:
+        """What a conflict view shows, to be handed back with the decision."""
+        self.ensure_one()
+        return {"content_hash": self.content_hash, "file_hash": self.conflict_file_hash}
 
     def _parse_markdown(self, text: str) -> Entry:
         """A file text for this entry → engine entry; one clear line per problem."""
@@ -391,16 +447,23 @@ class PvAgentEntry(models.Model):
                                       for i in issues))
         return entry
 
-    def action_conflict_take_file(self):
-        """Take the stored file version; the Odoo edits are replaced (they stay in the chatter)."""
-        self._check_conflict()
+    def action_conflict_take_file(self, content_hash=None, file_hash=None):
+        """Take the stored file version; the Odoo edits are replaced (they stay in the chatter).
+        The file was deleted: the deletion is taken over, the entry archived."""
+        self._check_conflict(content_hash, file_hash)
+        if self.conflict_file_hash == FILE_DELETED:
+            self.write({"active": False, "file_conflict": False, "conflict_file_text": False,
+                        "conflict_file_hash": False, "import_hash": self.content_hash})
+            self._message_log(body=Markup("<p><b>%s</b></p>") % self.env._(
+                "Conflict resolved: the deletion of the file was taken over, the entry is archived."))
+            return True
         entry = self._parse_markdown(self.conflict_file_text)
         self._take_file_version(entry, self.conflict_file_hash, "take_file")
         return True
 
-    def action_conflict_keep_odoo(self):
+    def action_conflict_keep_odoo(self, content_hash=None, file_hash=None):
         """Keep the Odoo version: the file version counts as seen; the entry stays to be exported."""
-        self._check_conflict()
+        self._check_conflict(content_hash, file_hash)
         file_hash = self.conflict_file_hash
         self.write({"import_hash": file_hash, "file_conflict": False, "conflict_file_text": False,
                            "conflict_file_hash": False})
@@ -409,9 +472,9 @@ class PvAgentEntry(models.Model):
             "to bring the file up to date."))
         return True
 
-    def action_conflict_save_merged(self, markdown):
+    def action_conflict_save_merged(self, markdown, content_hash=None, file_hash=None):
         """Save a version merged by hand (a complete file text in the repository format)."""
-        self._check_conflict()
+        self._check_conflict(content_hash, file_hash)
         entry = self._parse_markdown(markdown)
         file_hash = self.conflict_file_hash
         self._take_file_version(entry, file_hash, "merged")
@@ -419,7 +482,10 @@ class PvAgentEntry(models.Model):
 
     def action_open_conflict(self):
         """The side-by-side view of the Odoo version and the file version."""
-        self._check_conflict()
+        self._check_manager()
+        self.ensure_one()
+        if not self.file_conflict:
+            raise UserError(self.env._("This entry has no conflict with its file."))
         wizard = self.env["pv_agent.entry.conflict"].create({"entry_id": self.id})
         return {"type": "ir.actions.act_window", "res_model": "pv_agent.entry.conflict", "res_id": wizard.id,
                 "view_mode": "form", "target": "new", "name": self.env._("Conflict with file")}
@@ -473,7 +539,12 @@ class PvAgentEntry(models.Model):
         """Write the selected entries (none selected: all edited in Odoo) into the knowledge-base
         folder, if the administrator allowed it in Settings and the folder is writable; kb.json
         and INDEX.md are regenerated when the folder has them. The next import then finds the
-        files in line with the records and clears *Edited in Odoo*."""
+        files in line with the records and clears *Edited in Odoo*.
+
+        Nothing the folder holds is lost: a file is overwritten only when it still is the version
+        last imported (or already says what the record says). An entry in conflict is skipped; a
+        file changed since the last import makes an edited entry a conflict; a deleted or
+        unreadable file stays as it is. Every write is atomic and stays inside the folder."""
         self._check_manager()
         icp = self.env["ir.config_parameter"].sudo()
         if not icp.get_param(PARAM_EXPORT_TO_FOLDER):
@@ -485,24 +556,72 @@ class PvAgentEntry(models.Model):
         folder = Path(odoo_settings.kb_path(self.env))
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             raise UserError(self.env._("The knowledge-base folder %(path)s is not writable.", path=str(folder)))
-        written = []
-        for rec in records:
-            target = (folder / rec._file_path()).resolve()
-            if folder.resolve() not in target.parents:
-                raise UserError(self.env._("%(path)s is outside the knowledge-base folder.", path=rec._file_path()))
+        with_registry = os.path.lexists(folder / REGISTRY_FILE)
+        for name in (REGISTRY_FILE, INDEX_FILE) if with_registry else ():
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(rec._markdown(), encoding="utf-8")
+                check_kb_writable(folder, name)
+            except UnsafePath as exc:  # before anything is written
+                raise UserError(_unsafe_text(self.env, exc)) from None
+        on_disk = {e.path: e for e in load_knowledge_base(folder).entries}  # the files as the import reads them
+        written, skipped = [], []
+        for rec in records:
+            rel = rec._file_path()
+            reason = rec._export_blocker(folder, rel, on_disk)
+            if not reason:
+                try:
+                    write_kb_text(folder, rel, rec._markdown())
+                    written.append(rel)
+                    continue
+                except UnsafePath as exc:
+                    reason = _unsafe_text(self.env, exc)
+                except OSError as exc:
+                    reason = self.env._("Could not write %(path)s: %(reason)s", path=rel,
+                                        reason=exc.strerror or str(exc))
+            skipped.append(f"[{rec.entry_id}] {reason}")
+        lines = [self.env._("%(count)s file(s): %(files)s. Import the knowledge base to confirm them.",
+                            count=len(written), files=", ".join(written) or "–")]
+        if written and with_registry:
+            try:
+                write_registry(folder, load_knowledge_base(folder))
             except OSError as exc:
-                raise UserError(self.env._("Could not write %(path)s: %(reason)s",
-                                           path=rec._file_path(), reason=exc.strerror or str(exc))) from None
-            written.append(rec._file_path())
-        if (folder / REGISTRY_FILE).exists():
-            write_registry(folder, load_knowledge_base(folder))
+                lines.append(self.env._("kb.json and INDEX.md not written: %(reason)s",
+                                        reason=_unsafe_text(self.env, exc) if isinstance(exc, UnsafePath)
+                                        else exc.strerror or str(exc)))
+        if skipped:
+            lines.append(self.env._("Not written:") + "\n" + "\n".join(skipped))
         return {"type": "ir.actions.client", "tag": "display_notification", "params": {
-            "title": self.env._("Written into the knowledge-base folder"), "type": "success", "sticky": True,
-            "message": self.env._("%(count)s file(s): %(files)s. Import the knowledge base to confirm them.",
-                                  count=len(written), files=", ".join(written))}}
+            "title": self.env._("Written into the knowledge-base folder"), "sticky": True,
+            "type": "warning" if skipped or len(lines) > 1 else "success", "message": "\n".join(lines)}}
+
+    def _export_blocker(self, folder: Path, rel: str, on_disk: dict) -> str:
+        """Why this record's file may not be overwritten now ('' when it may). A file whose
+        fingerprint is neither the one last imported nor the record's own holds a change nobody
+        has imported: an edited record becomes a conflict with it, as the import would make it."""
+        self.ensure_one()
+        env = self.env
+        if self.file_conflict:
+            return env._("in conflict with its file: resolve the conflict first")
+        try:
+            target = check_kb_writable(folder, rel)
+        except UnsafePath as exc:
+            return _unsafe_text(env, exc)
+        if not target.exists():
+            if self.import_hash and self.import_hash != FILE_DELETED:
+                return env._("its file was deleted from the folder since the last import: import the "
+                             "knowledge base first")
+            return ""
+        entry = on_disk.get(rel)
+        if entry is None:
+            return env._("its file cannot be read as an entry (see the import's errors): not overwritten")
+        fp = fingerprint(entry)
+        if fp in (self.import_hash, self.content_hash):
+            return ""
+        if not self.edited_in_odoo:
+            return env._("its file changed since the last import: import the knowledge base first")
+        self.with_context(pv_agent_origin="import")._flag_conflict(entry, fp, _read_text(folder, rel)
+                                                                   or entry_to_markdown(entry))
+        return env._("its file changed since the last import while the entry was edited in Odoo: now a "
+                     "conflict with the file, resolve it first")
 
     # -- UI helpers -------------------------------------------------------------------------
     def action_reindex(self):
@@ -558,10 +677,19 @@ class PvAgentEntry(models.Model):
         return action
 
 
-def _read_text(path: Path) -> str:
+def _unsafe_text(env, exc: UnsafePath) -> str:
+    """A path refused inside the knowledge-base folder, in the user's language."""
+    return {
+        "symlink": env._("%(path)s is a symbolic link: neither read nor written", path=exc.rel),
+        "outside": env._("%(path)s is outside the knowledge-base folder", path=exc.rel),
+    }.get(exc.kind, env._("%(path)s is not a regular file", path=exc.rel))
+
+
+def _read_text(folder: str, rel: str) -> str:
+    """An entry file's text, read only inside the folder (no symlink); '' when it cannot be."""
     try:
-        return path.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
-    except (OSError, UnicodeDecodeError):
+        return read_kb_text(folder, rel)
+    except (OSError, UnicodeDecodeError):  # UnsafePath is an OSError
         return ""
 
 

@@ -1,5 +1,7 @@
 """The side-by-side view of an entry's conflict with its file: Odoo version left, file version
-right, and a merged text to edit. The three decisions are the entry's own methods."""
+right, and a merged text to edit. The three decisions are the entry's own methods; the view
+hands them the fingerprints of both versions as they were when it opened, so that a decision
+is never taken on a version nobody saw ("veraltet, bitte neu öffnen" otherwise)."""
 from __future__ import annotations
 
 from markupsafe import Markup
@@ -7,6 +9,7 @@ from markupsafe import Markup
 from odoo import api, fields, models
 
 from ..services.engine_calls import entry_to_markdown, parse_entry_text, side_by_side
+from .pv_agent_entry import FILE_DELETED
 
 
 class PvAgentEntryConflict(models.TransientModel):
@@ -19,6 +22,9 @@ class PvAgentEntryConflict(models.TransientModel):
     file_text = fields.Text("File version", compute="_compute_versions")
     diff_html = fields.Html("Differences", compute="_compute_versions", sanitize=False)
     merged_text = fields.Text("Merged version", help="The complete file text (frontmatter and sections)")
+    file_deleted = fields.Boolean("File deleted", compute="_compute_versions")
+    seen_content_hash = fields.Char("Odoo version shown", readonly=True)
+    seen_file_hash = fields.Char("File version shown", readonly=True)
 
     @api.depends("entry_id")
     def _compute_versions(self):
@@ -30,15 +36,22 @@ class PvAgentEntryConflict(models.TransientModel):
             parsed = parse_entry_text(entry.conflict_file_text or "", entry.path or "")[0]
             wizard.file_text = entry_to_markdown(parsed) if parsed else (entry.conflict_file_text or "")
             wizard.diff_html = _diff_table(self.env, wizard.odoo_text, wizard.file_text)
+            wizard.file_deleted = entry.conflict_file_hash == FILE_DELETED
 
     @api.model_create_multi
     def create(self, vals_list):
         self.env["pv_agent.entry"]._check_manager()
+        for vals in vals_list:  # what the view shows, fixed when it opens
+            entry = self.env["pv_agent.entry"].browse(vals.get("entry_id"))
+            vals.update(seen_content_hash=entry.content_hash, seen_file_hash=entry.conflict_file_hash)
         records = super().create(vals_list)
         for wizard in records:
             if not wizard.merged_text:
                 wizard.merged_text = wizard.entry_id._markdown()
         return records
+
+    def _seen(self) -> dict:
+        return {"content_hash": self.seen_content_hash, "file_hash": self.seen_file_hash}
 
     def _done(self):
         return {"type": "ir.actions.act_window_close", "infos": {"pv_agent_conflict": "resolved"}}
@@ -46,19 +59,19 @@ class PvAgentEntryConflict(models.TransientModel):
     def action_take_file(self):
         self.env["pv_agent.entry"]._check_manager()
         self.ensure_one()
-        self.entry_id.action_conflict_take_file()
+        self.entry_id.action_conflict_take_file(**self._seen())
         return self._done()
 
     def action_keep_odoo(self):
         self.env["pv_agent.entry"]._check_manager()
         self.ensure_one()
-        self.entry_id.action_conflict_keep_odoo()
+        self.entry_id.action_conflict_keep_odoo(**self._seen())
         return self._done()
 
     def action_save_merged(self):
         self.env["pv_agent.entry"]._check_manager()
         self.ensure_one()
-        self.entry_id.action_conflict_save_merged(self.merged_text)
+        self.entry_id.action_conflict_save_merged(self.merged_text, **self._seen())
         return self._done()
 
 

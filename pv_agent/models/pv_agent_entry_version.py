@@ -1,5 +1,7 @@
 """Versions of an entry: one snapshot of the whole file text per change of its content, so
-that an answer's audit trail can point at the version of the entry it cited."""
+that an answer's audit trail can point at the version of the entry it cited. An entry whose
+versions an answer cited cannot be deleted (archive it; see pv_agent.entry): the versions would
+go with it."""
 from __future__ import annotations
 
 from odoo import api, fields, models
@@ -27,3 +29,4 @@ class PvAgentEntryVersion(models.Model):
         for version in self:
             version.display_name = self.env._("%(entry)s, version %(number)s", entry=version.entry_id.entry_id or "",
                                               number=version.number)
+

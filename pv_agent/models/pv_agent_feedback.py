@@ -7,10 +7,26 @@ from __future__ import annotations
 from markupsafe import Markup
 
 from odoo import api, fields, models
-from odoo.exceptions import UserError
+from odoo.exceptions import AccessError, UserError
 
 from ..services import answer_html
 from .pv_agent_bot import entry_url
+from .pv_agent_conversation import int_param, serialize_user_requests
+
+REVIEWER_FIELDS = {"review_note"}
+PARAM_MAX_OPEN_SUGGESTIONS = "pv_agent.max_open_suggestions_per_user"
+DEFAULT_MAX_OPEN_SUGGESTIONS = 10
+
+
+def check_suggestion_room(env, user):
+    """Like questions, a clerk's correction suggestions waiting for review are capped: nobody
+    buries the managers' review list."""
+    serialize_user_requests(env, user)
+    waiting = env["pv_agent.feedback"].sudo().search_count([
+        ("user_id", "=", user.id), ("kind", "=", "correction"), ("state", "=", "new")])
+    if waiting >= int_param(env, PARAM_MAX_OPEN_SUGGESTIONS, DEFAULT_MAX_OPEN_SUGGESTIONS):
+        raise UserError(env._("You already have %s correction suggestions waiting for review; please wait "
+                              "until a manager has reviewed them.", waiting))
 
 
 class PvAgentFeedback(models.Model):
@@ -56,6 +72,15 @@ class PvAgentFeedback(models.Model):
                 Markup('<h4><a href="%s">[%s]</a> %s <small class="text-muted">Stand %s</small></h4>%s')
                 % (entry_url(e.id), e.entry_id, e.name, e.stand, answer_html.render(e.body or ""))
                 for e in entries)
+
+    # -- the audit trail: what the clerk said stays as they said it ------------------------
+    def write(self, vals):
+        """Managers write only their note to the clerk; the review itself goes through
+        ``action_accept``/``action_reject`` (as superuser, after their check)."""
+        if not (self.env.su or self.env.user.has_group("base.group_system")) and set(vals) - REVIEWER_FIELDS:
+            raise AccessError(self.env._("Feedback is part of the audit trail: only the note to the clerk can be "
+                                         "changed."))
+        return super().write(vals)
 
     # -- review (managers) -------------------------------------------------------------
     def _check_reviewable(self):

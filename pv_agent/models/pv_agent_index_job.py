@@ -13,14 +13,16 @@ import json
 import logging
 import time
 
+import psycopg2
+
 from odoo import api, fields, models
 
-from ..services import engine_calls, index_access, odoo_settings
+from ..services import engine_calls, index_access, odoo_settings, worker_lock
 
 _logger = logging.getLogger(__name__)
 
 PROGRESS_EVERY_SECONDS = 1.0
-STUCK_AFTER_MINUTES = 60
+STUCK_AFTER_MINUTES = 60  # imports: they run in the request and show "running" only to it
 
 
 class PvAgentIndexJob(models.Model):
@@ -75,6 +77,7 @@ class PvAgentIndexJob(models.Model):
     def action_queue_reindex(self, full=False):
         """Queue a reindex (one at a time) and wake the cron; returns a notification."""
         self.env["pv_agent.entry"]._check_manager()
+        self.sudo()._fail_stuck_jobs()  # a job its dead worker left "running" must not stand for the new one
         job = self.sudo().search([("kind", "=", "reindex"), ("state", "in", ("queued", "running"))], limit=1)
         if not job:
             job = self.sudo().create({"kind": "reindex", "state": "queued", "full": full})
@@ -102,8 +105,11 @@ class PvAgentIndexJob(models.Model):
             job = self.search([("kind", "!=", "import"), ("state", "=", "queued")], order="id", limit=1)
             if not job:
                 break
-            job._run_job()
-            if not cron._commit_progress(1):
+            # held until the job's end is committed: while it is, the job is alive (see _fail_stuck_jobs)
+            with worker_lock.holding(self.env.cr, worker_lock.INDEX_JOBS, job.id):
+                job._run_job()
+                more = cron._commit_progress(1)
+            if not more:
                 break
 
     def _run_job(self):
@@ -112,10 +118,19 @@ class PvAgentIndexJob(models.Model):
         return self._run_reindex()
 
     def _fail_stuck_jobs(self):
+        """Fail the jobs left "running" by a worker that is gone: a cron job whose worker no longer
+        holds its lock (see services/worker_lock.py), an import after an hour."""
         limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=STUCK_AFTER_MINUTES)
-        stuck = self.search([("state", "=", "running"), ("date_start", "<", limit)])
-        stuck.write({"state": "failed", "date_end": fields.Datetime.now(),
-                     "message": self.env._("Interrupted (process ended?) – please start again.")})
+        stuck = self.search([("state", "=", "running")]).filtered(
+            lambda job: job.date_start < limit if job.kind == "import"
+            else worker_lock.is_abandoned(self.env.cr, worker_lock.INDEX_JOBS, job.id))
+        for job in stuck:
+            try:
+                with self.env.cr.savepoint():
+                    job.write({"state": "failed", "date_end": fields.Datetime.now(),
+                               "message": self.env._("Interrupted (process ended?) – please start again.")})
+            except psycopg2.errors.SerializationFailure:
+                continue  # its worker finished it since this transaction began
 
     def _run_reindex(self):
         """Reindex, then queue the drift check of the stored answers against the new index."""

@@ -18,13 +18,14 @@ from markupsafe import Markup
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
-from ..services import answer_html, engine_calls, index_access, odoo_settings
+from ..services import answer_html, engine_calls, index_access, odoo_settings, worker_lock
 from ..services.engine_calls import CHANGED, REMOVED, UNCHANGED, check_fingerprints
 from .pv_agent_answer_source import DRIFT_STATES, SEVERITY
 from .pv_agent_bot import entry_url
+from .pv_agent_feedback import check_suggestion_room
 from .pv_agent_conversation import (
-    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SECONDS_PER_QUESTION, RUNNING_STUCK_MINUTES, _check_user,
-    check_queue_room, wake_answer_crons,
+    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SHARE_PER_QUESTION, _check_user,
+    check_queue_room, max_pending, wake_answer_crons,
 )
 
 _logger = logging.getLogger(__name__)
@@ -112,23 +113,38 @@ class PvAgentMessage(models.Model):
             remaining = self.search_count([("role", "=", "question"), ("state", "=", "pending")])
             if not remaining:
                 break
-            if run_deadline is not None and run_deadline - time.monotonic() < min(
-                    MIN_SECONDS_PER_QUESTION, odoo_settings.model_time_budget() / 2):
+            if run_deadline is not None and (
+                    run_deadline - time.monotonic() < MIN_SHARE_PER_QUESTION * odoo_settings.model_time_budget()):
                 wake_answer_crons(self.env)  # a fresh run (and worker time limit) takes the rest
                 cron._commit_progress(0, remaining=remaining)
                 break
             question = self._claim_next()
             if not question:
                 break  # all pending questions are being claimed by other workers
-            question._answer(deadline=run_deadline)
-            if not cron._commit_progress(1, remaining=max(remaining - 1, 0)):
+            # held until the result is committed: while it is, the question is being answered
+            with worker_lock.holding(self.env.cr, worker_lock.QUESTIONS, question.id):
+                question._answer(deadline=run_deadline)
+                more = cron._commit_progress(1, remaining=max(remaining - 1, 0))
+            if not more:
                 break
 
     @api.model
     def _next_questions(self):
         """Pending questions in answering order: round-robin over the askers, whoever was served
-        least recently first, each asker's oldest question first."""
-        pending = self.search([("role", "=", "question"), ("state", "=", "pending")], order="id")
+        least recently first, each asker's oldest question first.
+
+        Every claim asks again, so it reads only a window of each asker's oldest questions (as
+        many as one may have waiting): a queue of hundreds costs a claim no more than a few."""
+        self.flush_model(["role", "state", "author_id"])
+        self.env.cr.execute("""
+            SELECT id FROM (
+                SELECT id, row_number() OVER (PARTITION BY author_id ORDER BY id) AS place
+                  FROM pv_agent_message
+                 WHERE role = 'question' AND state = 'pending'
+            ) AS queue
+             WHERE place <= %s
+             ORDER BY id""", [max_pending(self.env)])
+        pending = self.browse([row[0] for row in self.env.cr.fetchall()])
         if not pending:
             return pending
         served = dict(self._read_group([("role", "=", "question"), ("state", "not in", ("pending",)),
@@ -160,11 +176,17 @@ class PvAgentMessage(models.Model):
 
     @api.model
     def _fail_stuck(self):
-        limit = fields.Datetime.subtract(fields.Datetime.now(), minutes=RUNNING_STUCK_MINUTES)
-        stuck = self.search([("role", "=", "question"), ("state", "=", "running"), ("write_date", "<", limit)])
-        for question in stuck:
+        """Fail the questions a dead worker left "running" (killed by Odoo's watchdog, the server
+        restarted): nobody holds their lock any more (see services/worker_lock.py)."""
+        for question in self.search([("role", "=", "question"), ("state", "=", "running")]):
+            if not worker_lock.is_abandoned(self.env.cr, worker_lock.QUESTIONS, question.id):
+                continue  # a living worker is answering it
             question = question.with_context(lang=question.author_id.lang or self.env.lang)
-            question._fail(question.env._("Answering was interrupted. Please ask again."))
+            try:
+                with self.env.cr.savepoint():
+                    question._fail(question.env._("Answering was interrupted. Please ask again."))
+            except psycopg2.errors.SerializationFailure:
+                continue  # its worker finished it since this transaction began
 
     def _answer(self, deadline=None):
         """Answer one question. Commits before the model call and after storing the result.
@@ -199,6 +221,31 @@ class PvAgentMessage(models.Model):
         self._store_answer(data, int((time.monotonic() - started) * 1000))
 
     def _store_answer(self, data: dict, duration_ms: int):
+        """Store the answer. The model call held no transaction, so meanwhile the clerk may have
+        deleted the conversation, or a concurrent transaction changed its rows: that ends this
+        question, never the whole run (the other questions of the batch are still answered)."""
+        for _attempt in range(2):
+            if not self.exists():
+                _logger.info("pv_agent: question %s was deleted while it was answered", self.id)
+                return self.browse()
+            try:
+                with self.env.cr.savepoint():
+                    answer = self._create_answer(data, duration_ms)
+                break
+            except (psycopg2.errors.SerializationFailure, psycopg2.errors.ForeignKeyViolation):
+                self.env.cr.rollback()  # a fresh snapshot sees the concurrent change
+                self.env.invalidate_all()
+        else:
+            return self._fail(self.env._("The answer could not be stored. Please ask again."))
+        try:
+            with self.env.cr.savepoint():
+                self.conversation_id.last_message_at = fields.Datetime.now()
+        except psycopg2.errors.SerializationFailure:
+            pass  # a new question in the conversation wrote it meanwhile, just as recently
+        self._notify(answer)
+        return answer
+
+    def _create_answer(self, data: dict, duration_ms: int):
         cited = [c.get("id") for c in data.get("citations") or [] if c.get("id")]
         entries = self.env["pv_agent.entry"].with_context(active_test=False).search([("entry_id", "in", cited)])
         models_used = data.get("models") or {}
@@ -218,8 +265,6 @@ class PvAgentMessage(models.Model):
             "prompt_version": str(data.get("prompt_version") or ""),
         })
         self.write({"state": "done"})
-        self.conversation_id.last_message_at = fields.Datetime.now()
-        self._notify(answer)
         self._store_fingerprints(answer, data.get("fingerprints") or [])
         return answer
 
@@ -320,6 +365,8 @@ class PvAgentMessage(models.Model):
                                        "and was rewritten): %(checked)s.", checked=checked), "success"),
             "uncertain": (_("Uncertain: parts of the answer are not backed by the knowledge base and are marked."),
                           "danger"),
+            "unanswered": (_("No checked answer: the language model gave no sourced answer, but the knowledge base "
+                             "has entries on this question – the best-matching ones, not checked."), "warning"),
             "refused": (_("No statement in the knowledge base: it has no entry on this question."), "secondary"),
             "off_topic": (_("Outside payroll: PV-Agent only answers questions on Austrian payroll."), "secondary"),
             "sources_only": (_("Sources only – language model not reachable: the best-matching entries, not a "
@@ -372,6 +419,7 @@ class PvAgentMessage(models.Model):
         if not entry:
             raise UserError(self.env._("Please choose the entry to correct."))
         entry.check_access("read")
+        check_suggestion_room(self.env, self.env.user)
         feedback = self.env["pv_agent.feedback"].sudo().create({
             "message_id": self.id, "user_id": self.env.uid, "kind": "correction", "entry_id": entry.id, "text": text,
         })

@@ -11,14 +11,17 @@ from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_finge
 from ..engine.kb.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
 from ..engine.llm_clients import LLM_APIS, make_client, url_is_local
 from ..engine.ollama import OllamaError
-from ..engine.kb.registry import REGISTRY_FILE, write_registry
+from ..engine.kb.registry import INDEX_FILE, REGISTRY_FILE, write_registry
+from ..engine.kb.safe_files import UnsafePath, check_writable as check_kb_writable, read_text as read_kb_text
+from ..engine.kb.safe_files import write_text as write_kb_text
 from ..engine.types import SOURCE_FAMILIES, Entry
 from ..engine.kb.writer import changed_sections, entry_file_path, entry_to_markdown, side_by_side
 
 __all__ = [
     "CHANGED", "REMOVED", "UNCHANGED", "Fingerprint", "check_fingerprints",
     "ID_PATTERN", "STAND_PATTERN", "load_knowledge_base", "parse_entry_text",
-    "LLM_APIS", "make_client", "url_is_local", "OllamaError", "REGISTRY_FILE", "write_registry", "SOURCE_FAMILIES", "Entry",
+    "LLM_APIS", "make_client", "url_is_local", "OllamaError", "INDEX_FILE", "REGISTRY_FILE", "write_registry",
+    "UnsafePath", "check_kb_writable", "read_kb_text", "write_kb_text", "SOURCE_FAMILIES", "Entry",
     "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
     "answer", "build_index", "failure_text", "stage_text",
 ]

@@ -12,6 +12,7 @@ import time
 from odoo.tools import config
 
 from ..engine.config import Settings, llm_api_problem
+from .cron_budget import watchdog_counting_since
 
 _logger = logging.getLogger(__name__)
 
@@ -69,16 +70,19 @@ def model_time_budget() -> float | None:
 def cron_run_deadline(context) -> float | None:
     """The ``time.monotonic()`` by which the current cron run must be done with model calls.
 
-    Odoo's cron runner puts ``cron_end_time`` (start + MIN_TIME_PER_JOB) into the context and
-    counts the worker limit from the start of the run, which may answer several questions."""
+    Odoo's watchdog counts the worker limit from before the worker's batch of cron jobs
+    (services/cron_budget.py), not from this job's start: a job behind another one in the
+    same batch gets only what is left. Outside a batch, from the job's start (Odoo's cron
+    runner puts ``cron_end_time`` = start + MIN_TIME_PER_JOB into the context)."""
     budget = model_time_budget()
     if budget is None:
         return None
     from odoo.addons.base.models.ir_cron import MIN_TIME_PER_JOB
 
     end = context.get("cron_end_time")
-    started = end - MIN_TIME_PER_JOB if end else time.monotonic()
-    return started + budget
+    job_started = end - MIN_TIME_PER_JOB if end else time.monotonic()
+    counting_since = watchdog_counting_since()
+    return (job_started if counting_since is None else min(counting_since, job_started)) + budget
 
 
 def engine_settings(env, **overrides) -> Settings:

@@ -103,10 +103,12 @@ class TestAsk(PvAgentCase):
         self.assertEqual(answer.state, "uncertain", answer.answer_json)
         self.assertTrue(json.loads(answer.answer_json)["flags"]["unsupported_figures"])
 
-    def test_refused(self):
+    def test_a_refusal_of_a_covered_question_shows_the_entries_unchecked(self):
+        # issue 28: the model says "nothing in the knowledge base", the retrieval says otherwise
         question, answer = self.ask_and_run("Wie hoch ist die Geringfügigkeitsgrenze 2026?", REFUSAL)
-        self.assertEqual(answer.state, "refused", answer.answer_json)
-        self.assertEqual(answer.body, REFUSAL)
+        self.assertEqual(answer.state, "unanswered", answer.answer_json)
+        self.assertIn("551,10", answer.body)
+        self.assertNotEqual(answer.body, REFUSAL)
 
     def test_off_topic(self):
         question, answer = self.ask_and_run("Wie wird das Wetter morgen in Wien?")
@@ -151,6 +153,6 @@ class TestAsk(PvAgentCase):
         second = self.Conversation.with_user(self.clerk2).action_ask("Wie hoch ist die Geringfügigkeitsgrenze 2026?")
         self.run_cron("pv_agent.ir_cron_pv_agent_answer")
         self.assertEqual(self.Message.browse(first["message_id"]).answer_id.state, "answered")
-        self.assertEqual(self.Message.browse(second["message_id"]).answer_id.state, "refused")
+        self.assertEqual(self.Message.browse(second["message_id"]).answer_id.state, "unanswered")
         self.assertEqual(len(self.bus_payloads(self.clerk)), 1)
         self.assertEqual(len(self.bus_payloads(self.clerk2)), 1)

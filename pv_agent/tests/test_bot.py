@@ -125,8 +125,10 @@ class TestBotRouting(PvAgentCase):
         self.assertEqual(len(note), 1)
         self.assertTrue(note.subtype_id.internal, "posted as an internal note")
         self.assertEqual(note.subtype_id, self.env.ref("mail.mt_note"))
-        self.assertIn("551,10", note.body)
-        self.assertIn("/odoo/pv_agent.entry/", note.body)
+        # the record's readers need not be in the PV-Agent group (issue 29): a pointer, the answer in the panel
+        self.assertNotIn("551,10", note.body)
+        self.assertIn("PV-Agent panel", note.body)
+        self.assertEqual(question.answer_id.state, "answered")
         # the record's own data never reached the model: only the question text did
         sent = json.dumps(self.ollama.requests, ensure_ascii=False)
         for private in ("Anna Angestellte", "anna@example.com", "Lohngasse", "3.100", "1234 010190", "PV-Agent"):

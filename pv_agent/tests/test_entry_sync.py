@@ -158,7 +158,7 @@ class TestEntrySync(PvAgentCase):
 
     def test_resolve_keep_odoo(self):
         entry = self.make_conflict()
-        self.as_manager(entry).action_conflict_keep_odoo()
+        self.as_manager(entry).action_conflict_keep_odoo(**entry._conflict_fingerprints())
         self.assertIn("650 €", entry.body)
         self.assertFalse(entry.file_conflict)
         self.assertTrue(entry.edited_in_odoo, "still to be exported")

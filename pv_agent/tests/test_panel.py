@@ -82,7 +82,7 @@ class TestPanelData(PvAgentCase):
         data = json.loads(answer.answer_json)
         expected = {
             "answered": "success", "answered_after_retry": "success", "uncertain": "danger",
-            "refused": "secondary", "off_topic": "secondary", "sources_only": "warning",
+            "unanswered": "warning", "refused": "secondary", "off_topic": "secondary", "sources_only": "warning",
         }
         for state, level in expected.items():
             answer.sudo().state = state

@@ -336,6 +336,12 @@ class TestAccessEveryMethod(PvAgentCase):
             ("res.users", "action_pv_agent_delete_my_history"): [([[u.id]], {}) for u in (
                 self.clerk2, self.outsider, self.portal, self.public)],
             ("res.users", "unlink"): [([[self.clerk2.id]], {})],
+            # the second review (issue 29)
+            ("pv_agent.feedback", "write"): [([[feedback.id], {"review_note": "überschrieben"}], {}),
+                                             ([[feedback.id], {"text": "überschrieben"}], {})],
+            ("res.partner", "write"): [([[self.env.ref("pv_agent.partner_pv_agent").id], {"name": "Geschäftsführung"}],
+                                        {})],
+            ("ir.cron", "method_direct_trigger"): [([[self.env.ref("pv_agent.ir_cron_pv_agent_answer").id]], {})],
         }
         return calls
 

@@ -186,15 +186,20 @@ class TestSharedThreads(PvAgentCase):
         self.assertIn("PV-Agent-Fenster", post.body)  # the clerk reads German: "… im PV-Agent-Fenster …"
 
     def test_channel_of_the_group_gets_the_answer(self):
-        channel = self.env["discuss.channel"].sudo().create({"name": "Lohnteam", "channel_type": "channel",
-                                                             "group_public_id": False})
-        channel.add_members(partner_ids=[self.clerk.partner_id.id, self.clerk2.partner_id.id, self.bot.id])
-        self.ollama.script(GOOD)
-        self.mention(channel, self.clerk)
-        self.run_cron("pv_agent.ir_cron_pv_agent_answer")
-        [post] = self.bot_posts(channel)
-        self.assertIn("551,10", post.body, channel.channel_member_ids.mapped(
-            lambda m: (m.partner_id.name, m.partner_id.user_ids.mapped("login"), m.guest_id.name)))
+        """Issue 29: a channel's readers are its authorized group, not its members. Open to
+        everybody (no group), a channel of clerks only gets the pointer; restricted to the
+        PV-Agent group, the answer."""
+        for group, shown in ((False, False), (self.env.ref("pv_agent.group_user"), True)):
+            channel = self.env["discuss.channel"].sudo().create({"name": "Lohnteam", "channel_type": "channel",
+                                                                 "group_public_id": group and group.id})
+            channel.add_members(partner_ids=[self.clerk.partner_id.id, self.clerk2.partner_id.id, self.bot.id])
+            self.ollama.script(GOOD)
+            self.mention(channel, self.clerk)
+            self.run_cron("pv_agent.ir_cron_pv_agent_answer")
+            [post] = self.bot_posts(channel)
+            with self.subTest(group=group and group.name):
+                self.assertEqual("551,10" in post.body, shown, post.body)
+                self.assertEqual("PV-Agent-Fenster" in post.body, not shown)
 
     def test_failure_details_stay_out_of_the_thread(self):
         chat = self.env["discuss.channel"].with_user(self.clerk)._get_or_create_chat([self.bot.id])

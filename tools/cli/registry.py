@@ -5,6 +5,7 @@ from pathlib import Path
 
 from pv_agent.engine.kb.loader import load_knowledge_base
 from pv_agent.engine.kb.registry import write_registry
+from pv_agent.engine.kb.safe_files import UnsafePath
 
 from ._common import add_kb_argument, fail, issue_location, warn
 
@@ -22,6 +23,9 @@ def run(args) -> int:
     result = load_knowledge_base(Path(args.kb))
     for issue in result.errors:
         warn(f"{issue_location(args.kb, issue)}: {issue.message} (übersprungen)")
-    registry, index = write_registry(Path(args.kb), result)
+    try:
+        registry, index = write_registry(Path(args.kb), result)
+    except UnsafePath as exc:
+        return fail(f"{Path(args.kb) / exc.rel}: {exc.reason} – kb.json und INDEX.md nicht geschrieben.")
     print(f"{registry} und {index} geschrieben: {len(result.entries)} Einträge, {len(result.clusters)} Cluster.")
     return 1 if result.errors else 0

@@ -3,7 +3,9 @@
 gates (off-topic) → plan → retrieve (per sub-query) → gate (nothing relevant) → context →
 generate (map-reduce for surveys) → verify → one regeneration with a sharper instruction
 naming what was wrong → state. No language model reachable → the best entries' key values,
-labelled as not an answer (``sources_only``).
+labelled as not an answer (``sources_only``). A model's "nothing in the knowledge base" (or a
+regeneration with nothing cited) is not trusted: the gate decides whether the knowledge base covers
+the question, and if it does the clerk gets the matching entries, unchecked (``unanswered``).
 
 About 400 lines: ``ask()`` itself is the pipeline in named steps; the rest are those steps
 and the answer objects of each final state, which belong to no other stage.
@@ -28,7 +30,7 @@ from ..ollama import OllamaError
 from ..retrieval.planner import Plan, plan
 from ..retrieval.retrieve import retrieve
 from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
-from .verify import REASONS, CachedSimilarity, Verification, citations_in, leaks_prompt, mark_unsupported, verify
+from .verification import REASONS, CachedSimilarity, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 
 
@@ -98,11 +100,13 @@ def ask(
         messages, gen = _generate_step(client, settings, the_plan, system, context, user_question, run)
     except OllamaError as exc:
         return _without_model(retrieval, exc, run, base, settings)
-    if gen is None:  # a survey whose blocks had nothing relevant
-        return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), llm_calls=run.llm_calls, **base)
+    if gen is None:  # a survey whose blocks the model found nothing relevant in
+        return _checked_refusal([], retrieval, settings, run, base, lambda: Answer(
+            state="refused", answer=prompts.REFUSAL, timings=run.finish(), llm_calls=run.llm_calls, **base))
     check = check_draft(gen.content)
     if _is_refusal(gen.content):
-        return _final("refused", prompts.REFUSAL, check, context, entries, run, base)
+        return _checked_refusal([gen.content], retrieval, settings, run, base,
+                                lambda: _final("refused", prompts.REFUSAL, check, context, entries, run, base))
     if check.ok and not gen.truncated:
         return _final("answered", gen.content, check, context, entries, run, base)
     return _regenerate_and_decide(client, settings, messages, gen, check, check_draft, retrieval, context, entries, run, base)
@@ -194,17 +198,29 @@ def _regenerate_and_decide(client, settings: Settings, messages: list[dict], fir
         return result
     first_flags = check.flags()
     check = check_draft(gen.content)
-    if _is_refusal(gen.content):
-        state, answer = "refused", prompts.REFUSAL
-    elif check.ok and not gen.truncated:
-        state, answer = "answered_after_retry", gen.content
-    elif not check.valid_citations or check.leaked_prompt:
-        state, answer = "refused", prompts.REFUSAL  # nothing sourced left, or instructions leaked
+    if _is_refusal(gen.content) or not check.valid_citations or check.leaked_prompt:
+        # a refusal, nothing sourced left, or instructions leaked: no answer to show
+        result = _checked_refusal([first.content, gen.content], retrieval, settings, run, base,
+                                  lambda: _final("refused", prompts.REFUSAL, check, context, entries, run, base))
     else:
-        state, answer = "uncertain", _uncertain_text(gen.content, check, gen.truncated)
-    result = _final(state, answer, check, context, entries, run, base)
+        if check.ok and not gen.truncated:
+            state, answer = "answered_after_retry", gen.content
+        else:
+            state, answer = "uncertain", _uncertain_text(gen.content, check, gen.truncated)
+        result = _final(state, answer, check, context, entries, run, base)
     result.first_attempt = {"flags": first_flags, "truncated": first.truncated}
     result.flags["truncated"] = gen.truncated
+    return result
+
+
+def _checked_refusal(drafts: list[str], retrieval: RetrievalResult, settings: Settings, run: _Run, base: dict,
+                     refused) -> Answer:
+    """The model gave no sourced answer. Whether the knowledge base says nothing is the gate's
+    call (gates.supported, calibrated to refuse few covered questions), not the model's: a false
+    "nothing in the knowledge base" makes a clerk stop looking. Covered → ``unanswered`` with the
+    matching entries, labelled unchecked; else ``refused()``. The audit trail keeps the drafts."""
+    result = _unanswered(retrieval.hits, run, base, settings) if supported(retrieval, settings) else refused()
+    result.drafts = drafts
     return result
 
 
@@ -313,6 +329,8 @@ def regeneration_instruction(check: Verification, context: Context, *, truncated
         line = prompts.text("regenerate_unsupported_figure", figure=issue.figure, cited=cited)
         if issue.reason not in ("not_in_block", "other_block"):
             line += " " + prompts.text("regenerate_figure_reason", reason=prompts.text("reason_" + issue.reason))
+            if issue.detail:
+                line += " " + prompts.text("regenerate_figure_detail", detail=issue.detail)
         elif issue.found_in:
             line += " " + prompts.text("regenerate_figure_found_in", ids=", ".join(f"[{i}]" for i in issue.found_in))
         lines.append(line)
@@ -413,7 +431,39 @@ def _refused_with_related(hits: list[Hit], exc: OllamaError, run: _Run, base: di
 
 def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, count: int) -> Answer:
     reason = exc.reason
-    parts = [prompts.text("sources_only_heading", reason=reason)]
+    parts, citations = _entries_shown(hits, count)
+    parts.insert(0, prompts.text("sources_only_heading", reason=reason))
+    notice = f"{reason}: {exc}"
+    if base.get("notice"):
+        notice = f"{base['notice']} – {notice}"
+    fields = {**base, "notice": notice}
+    return Answer(state="sources_only", answer="\n\n".join(parts), citations=citations,
+                  flags={"truncated": False}, fingerprints=_fingerprints(citations, run, key_values_only=True),
+                  timings=run.finish(), llm_calls=run.llm_calls, **fields)
+
+
+def _unanswered(hits: list[Hit], run: _Run, base: dict, settings: Settings) -> Answer:
+    """The model gave no sourced answer to a question the knowledge base covers: the best entries'
+    key values as ``sources_only`` shows them, the further retrieved entries by title, all
+    labelled unchecked (nothing of it was verified, nothing of the model's text is shown)."""
+    parts, citations = _entries_shown(hits, settings.sources_only_entries)
+    parts.insert(0, prompts.text("unanswered_heading"))
+    shown = {c["id"] for c in citations}
+    more = [h for h in hits if h.via == "retrieval" and h.entry_id not in shown][: max(0, settings.top_k - len(shown))]
+    if more:
+        parts.append(prompts.text("unanswered_more_heading"))
+        parts.append("\n".join(prompts.text("related_topics_entry", id=h.entry_id, title=h.title, stand=h.stand)
+                               for h in more))
+    return Answer(state="unanswered", answer="\n\n".join(parts), citations=citations,
+                  flags={"truncated": False, "related": [h.entry_id for h in more]},
+                  fingerprints=_fingerprints(citations, run, key_values_only=True),
+                  timings=run.finish(), llm_calls=run.llm_calls, **base)
+
+
+def _entries_shown(hits: list[Hit], count: int) -> tuple[list[str], list[dict]]:
+    """The best ``count`` retrieved entries with their key values (or their shown section when
+    they have none), as markdown parts, and their citations (``supported`` None: not checked)."""
+    parts: list[str] = []
     shown = [h for h in hits if h.via == "retrieval"][:count]
     citations = []
     for h in shown:
@@ -425,11 +475,5 @@ def _sources_only(hits: list[Hit], exc: OllamaError, run: _Run, base: dict, coun
             parts.append(prompts.text("sources_only_no_key_values", section=h.section) + "\n\n" + h.text.strip())
         citations.append({"id": h.entry_id, "title": h.title, "stand": h.stand,
                           "section": SECTION_KEY_VALUES if key_values else h.section, "supported": None})
-    notice = f"{reason}: {exc}"
-    if base.get("notice"):
-        notice = f"{base['notice']} – {notice}"
-    fields = {**base, "notice": notice}
-    return Answer(state="sources_only", answer="\n\n".join(parts), citations=citations,
-                  flags={"truncated": False}, fingerprints=_fingerprints(citations, run, key_values_only=True),
-                  timings=run.finish(), llm_calls=run.llm_calls, **fields)
+    return parts, citations
 

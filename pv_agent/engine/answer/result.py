@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STATES = ("answered", "answered_after_retry", "uncertain", "refused", "off_topic", "sources_only")
+STATES = ("answered", "answered_after_retry", "uncertain", "unanswered", "refused", "off_topic", "sources_only")
+# unanswered: the model gave no sourced answer (it refused, or cited nothing valid) to a question
+# the gate finds covered; the matching entries are shown, unchecked, as sources_only shows them.
 
 
 TIMINGS = ("retrieve_ms", "context_ms", "llm_ms", "verify_ms", "total_ms")  # the stages ask() times
@@ -27,6 +29,7 @@ class Answer:
     first_attempt: dict = field(default_factory=dict)  # flags of the answer that was regenerated
     fingerprints: list[dict] = field(default_factory=list)  # {id, section, chunk_hash, text} per citation
     index: dict = field(default_factory=dict)  # {generation, built_at} of the index that answered
+    drafts: list[str] = field(default_factory=list)  # the model's texts when it gave no sourced answer (audit)
 
     def __post_init__(self):
         if self.state not in STATES:
@@ -57,4 +60,6 @@ class Answer:
         }
         if self.first_attempt:
             out["first_attempt"] = self.first_attempt
+        if self.drafts:
+            out["drafts"] = self.drafts
         return out

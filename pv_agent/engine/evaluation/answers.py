@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Callable
 
-from ..answer import figures as fg
+from .. import figures as fg
 from ..answer import prompts
 from ..answer.ask import ask
 from ..config import Settings
@@ -25,6 +25,8 @@ from ..llm_clients import ModelClient, make_client
 
 REFUSING_STATES = ("refused", "off_topic")
 ANSWERING_STATES = ("answered", "answered_after_retry", "uncertain")
+# No answer of the model's: the entries a state shows are the retrieval's, not citations the model made.
+UNCITED_STATES = ("sources_only", "unanswered")
 
 # (key, German label, kind): "rate" is a share 0..1, "ms" a latency.
 METRICS = (
@@ -37,6 +39,8 @@ METRICS = (
     ("conflict_both_sides_warned_rate", "Konflikt: beide Seiten zitiert, ⚠ vom Modell", "rate"),
     ("verifier_no_unsupported_figure_rate", "Prüfer: keine Zahl beanstandet", "rate"),
     ("verifier_passed_first_draft_rate", "Prüfer: erster Entwurf bestanden", "rate"),
+    # the model refused (or cited nothing) where the knowledge base covers the question (issue 28)
+    ("unanswered_rate", "Abgedeckte Fragen ohne belegte Antwort des Modells", "rate"),
     ("latency_mean_ms", "Latenz Mittelwert", "ms"),
     ("latency_p95_ms", "Latenz p95", "ms"),
 )
@@ -90,7 +94,7 @@ def evaluate_answers(
             question=item.question,
             state=answer.state,
             expected=list(item.expected_ids),
-            cited=[c["id"] for c in answer.citations if answer.state != "sources_only"],
+            cited=[c["id"] for c in answer.citations if answer.state not in UNCITED_STATES],
             retrieved=[r["id"] for r in answer.retrieved],
             unsupported_figures=len(flags["unsupported_figures"]),
             unknown_citations=len(flags["unknown_citations"]),
@@ -172,7 +176,10 @@ def metrics(results: list[ItemResult]) -> dict:
         "verifier_passed_first_draft_rate": _share(sum(1 for r in answering if r.state == "answered"), len(answering)),
         "latency_mean_ms": round(sum(latencies) / len(latencies), 1) if latencies else None,
         "latency_p95_ms": round(_percentile(latencies, 95), 1) if latencies else None,
+        "unanswered_rate": _share(sum(1 for r in judged if r.kind != "refuse" and r.state == "unanswered"),
+                                  sum(1 for r in judged if r.kind != "refuse")),
         "sources_only": sum(1 for r in results if r.state == "sources_only"),
+        "unanswered": sum(1 for r in results if r.state == "unanswered"),
     }
 
 

@@ -43,6 +43,9 @@ def report_html(report: dict) -> str:
         f"Zustände: {states}</p>"
         + ("<p><b>Achtung:</b> {} Fragen nur mit Quellen beantwortet (kein Sprachmodell erreichbar).</p>"
            .format(m["sources_only"]) if m.get("sources_only") else "")
+        + ("<p>{} Fragen ohne geprüfte Antwort: das Modell gab keine belegte Antwort, die Wissensbasis deckt "
+           "die Frage ab; gezeigt wurden die passenden Einträge, ungeprüft.</p>"
+           .format(m["unanswered"]) if m.get("unanswered") else "")
         + '<div class="charts">' + "".join(charts) + "</div>"
         + "<table><tr><th>ID</th><th>Art</th><th>Zustand</th><th>erwartet</th><th>zitiert</th>"
           "<th>erwartete Zahlen</th><th>vom Prüfer beanstandet</th><th>Zeit</th><th>Frage</th></tr>" + rows + "</table>"

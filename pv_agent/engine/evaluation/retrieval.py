@@ -188,10 +188,12 @@ CALIBRATION_L2 = 1.0
 CALIBRATION_MARGIN = 0.01
 
 
-# Share of covered calibration questions the boundary may refuse, per mode: the issue's 5 %. A
-# wrongly refused question still lists its entries under "Verwandte Themen"; a stricter 2 % kept
-# only 27 % of the uncovered calibration questions refused (hybrid), which gives back the issue's point.
-CALIBRATION_MAX_WRONG = {"hybrid": 0.05, "lexical": 0.05}
+# Share of covered calibration questions the boundary may refuse, per mode: issue 28's 2 %. The
+# gate also checks a model's "nothing in the knowledge base" (answer.ask: covered → "unanswered"
+# with the matching entries), and a false refusal makes a clerk stop looking, so precision on
+# "covered" comes first; it refuses fewer uncovered questions than issue 14's 5 % did
+# (docs/retrieval.md has both operating points).
+CALIBRATION_MAX_WRONG = {"hybrid": 0.02, "lexical": 0.02}
 # The features of each mode's score, in gates.support_features' order (Settings refuse_<mode>_<name>).
 SUPPORT_FEATURE_NAMES = {"hybrid": ("topic", "coverage", "cosine"), "lexical": ("topic", "coverage")}
 
@@ -205,7 +207,9 @@ def calibrate_relevance(rows: list[dict], settings, max_wrong: float | None = No
     uncovered question refused. Rows from ``relevance_rows``; returns Settings field values."""
     from ..retrieval.gates import support_features
 
-    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]]
+    # questions in another language are supported by rule (gates.supported_by_signals), not by the score
+    cal = [r for r in rows if r["split"] == "calibration" and r["group"] in ("covered", "uncovered") and r["hits"]
+           and not r.get("foreign_language")]
     mode = support_features(cal[0], settings)[0] if cal else "lexical"
     x = np.array([support_features(r, settings)[1] for r in cal], dtype=float)
     y = np.array([r["group"] == "uncovered" for r in cal], dtype=float)

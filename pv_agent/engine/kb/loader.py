@@ -13,10 +13,9 @@ import hashlib
 import re
 from pathlib import Path
 
-import frontmatter
 import yaml
 
-from . import markdown
+from . import frontmatter_yaml, markdown, safe_files
 from ..types import BRIEFING_SECTIONS, SECTION_SUMMARY, SOURCE_FAMILIES, Entry, LoadIssue, LoadResult
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -43,20 +42,24 @@ def entry_files(kb_dir: Path) -> list[Path]:
 
 
 def load_knowledge_base(kb_dir: str | Path) -> LoadResult:
+    """Every entry file below ``kb_dir``; a symlink (file or ``dokumente/`` itself) is reported and
+    never followed, so no file from outside the folder becomes an entry."""
     kb_dir = Path(kb_dir)
     if not kb_dir.is_dir():
         return LoadResult([], [LoadIssue(str(kb_dir), 0, "Ordner der Wissensbasis nicht gefunden")])
+    if (kb_dir / "dokumente").is_symlink():
+        return LoadResult([], [LoadIssue("dokumente", 0, safe_files.UnsafePath("dokumente", safe_files.SYMLINK).reason)])
     result = LoadResult([])
     first_file_of: dict[str, str] = {}
     for path in entry_files(kb_dir):
         rel = str(path.relative_to(kb_dir))
-        entry, issues = parse_entry_file(path, rel)
+        entry, issues = parse_entry_file(path, rel, kb_dir=kb_dir)
         result.errors.extend(issues)
         if entry is None:
             continue
         if entry.id in first_file_of:
             result.errors.append(
-                LoadIssue(rel, _key_line(path, "id"), f"doppelte id '{entry.id}' (schon in {first_file_of[entry.id]})")
+                LoadIssue(rel, _key_line(kb_dir, rel, "id"), f"doppelte id '{entry.id}' (schon in {first_file_of[entry.id]})")
             )
             continue
         first_file_of[entry.id] = rel
@@ -65,14 +68,17 @@ def load_knowledge_base(kb_dir: str | Path) -> LoadResult:
     return result
 
 
-def parse_entry_file(path: Path, rel: str) -> tuple[Entry | None, list[LoadIssue]]:
-    """Parse one file; returns the entry (or None) and the problems found."""
+def parse_entry_file(path: Path, rel: str, kb_dir: Path | None = None) -> tuple[Entry | None, list[LoadIssue]]:
+    """Parse one file; returns the entry (or None) and the problems found. With ``kb_dir`` the
+    file is read only if ``rel`` stays inside it without a symlink."""
     try:
-        raw = path.read_bytes()
+        raw = safe_files.read_bytes(kb_dir, rel, MAX_FILE_BYTES) if kb_dir is not None else path.read_bytes()
+    except safe_files.UnsafePath as exc:
+        return None, [LoadIssue(rel, 0, exc.reason)]
     except OSError as exc:
         return None, [LoadIssue(rel, 0, f"nicht lesbar: {exc.strerror}")]
     if len(raw) > MAX_FILE_BYTES:
-        return None, [LoadIssue(rel, 0, f"Datei zu groß ({len(raw) // 1024} KiB, höchstens {MAX_FILE_BYTES // 1024} KiB)")]
+        return None, [LoadIssue(rel, 0, f"Datei zu groß (mehr als {MAX_FILE_BYTES // 1024} KiB)")]
     if b"\x00" in raw:
         return None, [LoadIssue(rel, 0, "keine Textdatei (enthält Null-Bytes)")]
     try:
@@ -103,7 +109,9 @@ def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tup
     if "\n---\n" not in text[3:] and not text.rstrip().endswith("\n---"):
         return None, [LoadIssue(rel, 1, "Frontmatter wird nicht mit '---' geschlossen")]
     try:
-        post = frontmatter.loads(text)
+        meta, content = frontmatter_yaml.split(text)
+    except frontmatter_yaml.FrontmatterRefused as exc:
+        return None, [LoadIssue(rel, exc.line, exc.message)]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1  # frontmatter text starts after the opening "---"
@@ -114,7 +122,8 @@ def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tup
         return None, [LoadIssue(rel, line, f"YAML-Fehler im Frontmatter: {problem}")]
     except ValueError as exc:
         return None, [LoadIssue(rel, 1, f"Frontmatter nicht lesbar: {exc}")]
-    meta = post.metadata
+    if not isinstance(meta, dict):
+        return None, [LoadIssue(rel, 2, "Frontmatter muss aus Feldern 'name: Wert' bestehen")]
     lines = text.split("\n")
 
     def at(key: str) -> int:
@@ -147,16 +156,20 @@ def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tup
     lists: dict[str, tuple[str, ...]] = {}
     for key in LIST_FIELDS:
         value = meta.get(key) or []
-        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                                                  for v in value):
             issues.append(LoadIssue(rel, at(key), f"'{key}' muss eine Liste von Texten sein"))
             continue
         lists[key] = tuple(str(v).strip() for v in value if str(v).strip())
     official = meta.get("official", True)
     if not isinstance(official, bool):
         issues.append(LoadIssue(rel, at("official"), "'official' muss true oder false sein"))
+    source_ref = meta.get("source_ref")
+    if source_ref is not None and not isinstance(source_ref, str):
+        issues.append(LoadIssue(rel, at("source_ref"), f"'source_ref' muss Text sein, nicht {type(source_ref).__name__}"))
 
-    body = post.content.strip("\n")
-    body_offset = len(text.split("\n")) - len(post.content.split("\n"))
+    body = content.strip("\n")
+    body_offset = len(text.split("\n")) - len(content.split("\n"))
     issues.extend(_check_body(body, meta["source"], rel, body_offset))
     if issues:
         return None, issues
@@ -173,7 +186,7 @@ def parse_entry_text(text: str, rel: str, expected_id: str | None = None) -> tup
             tags=lists["tags"],
             legal_bases=lists["legal_bases"],
             cross_refs=lists["cross_refs"],
-            source_ref=str(meta.get("source_ref") or "").strip(),
+            source_ref=(source_ref or "").strip(),
             path=rel,
             content_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         ),
@@ -208,7 +221,7 @@ def _drop_dangling_refs(result: LoadResult, kb_dir: Path) -> list[Entry]:
     for entry in result.entries:
         dangling = [r for r in entry.cross_refs if r not in known]
         if dangling:
-            line = _key_line(kb_dir / entry.path, "cross_refs")
+            line = _key_line(kb_dir, entry.path, "cross_refs")
             for ref in dangling:
                 result.errors.append(LoadIssue(entry.path, line, f"cross_ref '{ref}' verweist auf keinen Eintrag"))
             entry = dataclasses.replace(entry, cross_refs=tuple(r for r in entry.cross_refs if r in known))
@@ -225,9 +238,9 @@ def _line_of_key(lines: list[str], key: str) -> int:
     return 0
 
 
-def _key_line(path: Path, key: str) -> int:
+def _key_line(kb_dir: Path, rel: str, key: str) -> int:
     try:
-        lines = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n")
+        lines = safe_files.read_text(kb_dir, rel).split("\n")
     except (OSError, UnicodeDecodeError):
         return 0
     return _line_of_key(lines, key) or 1

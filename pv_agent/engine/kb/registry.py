@@ -9,6 +9,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from . import safe_files
 from ..types import Entry, LoadIssue, LoadResult
 
 REGISTRY_FILE = "kb.json"
@@ -30,11 +31,13 @@ def build_registry(entries: list[Entry]) -> dict:
 
 
 def write_registry(kb_dir: Path, result: LoadResult) -> tuple[Path, Path]:
-    kb_dir = Path(kb_dir)
-    registry = kb_dir / REGISTRY_FILE
-    registry.write_text(json.dumps(build_registry(result.entries), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    index = kb_dir / INDEX_FILE
-    index.write_text(render_index(result.entries), encoding="utf-8")
+    """Write kb.json and INDEX.md, each atomically; neither is written when either path is a
+    symlink or leaves the folder (raises ``safe_files.UnsafePath``)."""
+    for name in (REGISTRY_FILE, INDEX_FILE):
+        safe_files.check_writable(kb_dir, name)
+    registry = safe_files.write_text(
+        kb_dir, REGISTRY_FILE, json.dumps(build_registry(result.entries), ensure_ascii=False, indent=1) + "\n")
+    index = safe_files.write_text(kb_dir, INDEX_FILE, render_index(result.entries))
     return registry, index
 
 
@@ -64,11 +67,13 @@ def check_registry(kb_dir: Path, result: LoadResult) -> list[LoadIssue]:
     """Differences between kb.json and the loaded files, as issues against kb.json."""
     path = Path(kb_dir) / REGISTRY_FILE
     name = REGISTRY_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return [LoadIssue(name, 0, "kb.json fehlt – mit `tools/pv-agent registry` erzeugen")]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(safe_files.read_bytes(kb_dir, REGISTRY_FILE).decode("utf-8"))
         listed = {item["id"]: item for item in data["entries"]}
+    except safe_files.UnsafePath as exc:
+        return [LoadIssue(name, 0, exc.reason)]
     except (ValueError, KeyError, TypeError) as exc:
         return [LoadIssue(name, getattr(exc, "lineno", 1), f"kb.json nicht lesbar: {exc}")]
     issues = []

@@ -40,7 +40,8 @@ registry.category("web_tour.tours").add("pv_agent_discuss", {
     ],
 });
 
-// A clerk mentions @PV-Agent in a contact's chatter; the answer comes back as an internal note.
+// A clerk mentions @PV-Agent in a contact's chatter; the record's readers need not be in the
+// PV-Agent group, so the internal note points to the panel, where the answer is (issue 29).
 registry.category("web_tour.tours").add("pv_agent_chatter", {
     steps: () => [
         {
@@ -63,10 +64,10 @@ registry.category("web_tour.tours").add("pv_agent_chatter", {
             run: "click",
         },
         {
-            trigger: ".o-mail-Chatter .o-mail-Message:contains('551,10'):has(a[href*='/odoo/pv_agent.entry/'])",
-            content: "PV-Agent's note with the answer arrives in the chatter",
+            trigger: ".o-mail-Chatter .o-mail-Message:contains('in the PV-Agent panel'):not(:contains('551,10'))",
+            content: "PV-Agent's note points to the panel; the answer is not in the chatter",
         },
-        screenshot("chatter-note", ".o-mail-Chatter .o-mail-Message:contains('551,10')"),
+        screenshot("chatter-note", ".o-mail-Chatter .o-mail-Message:contains('in the PV-Agent panel')"),
     ],
 });
 

@@ -86,8 +86,12 @@ registry.category("web_tour.tours").add("pv_agent_injection_panel", {
 registry.category("web_tour.tours").add("pv_agent_injection_chatter", {
     steps: () => [
         {
-            trigger: ".o-mail-Message:contains('PV-Agent') .o-mail-Message-body:contains('<script>')",
-            content: "PV-Agent's note in the chatter shows the markup as text",
+            trigger: ".o-mail-Message-body:contains('onerror='):not(:contains('PV-Agent panel'))",
+            content: "the clerk's hostile question in the chatter shows the markup as text",
+        },
+        {
+            trigger: ".o-mail-Message-body:contains('in the PV-Agent panel')",
+            content: "PV-Agent's note points to the panel (issue 29), no answer text in the chatter",
         },
         checkInert(".o-mail-Message-body"),
         waitThenCheck(),

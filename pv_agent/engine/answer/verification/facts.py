@@ -1,211 +1,17 @@
-"""Figures in German payroll text: amounts, percentages, counts ("number + any noun": 14 Tage,
-9 Monatsentgelte, 15 ÜSt), years and dates, normalised so ``1.234,56 €``, ``1234.56 €`` and
-``1 234,56 €`` are one value.
-
-Bare integers without a unit are not figures of the answer: ordinals (a number followed by a
-full stop: ``13. Bezug``, ``7. Dienstjahr``, list markers), paragraph references (``§ 67 Abs 1``,
-``Z 3``, ``Nr 2``, ``lit a``) and citation brackets are left out by name. In a block a bare
-number still counts as a value a figure may quote, since a table column may carry the unit in
-its header.
-
-Over 400 lines because it holds both halves of one vocabulary: how a figure is written in an
-answer and how the same figure stands in a block as a fact (row, column, year, role); the
-verifier compares the two, so they change together.
+"""Facts of a context block: every figure in its row, column and year (its *role*), parsed
+with the engine's one markdown parse and cached per table row and per paragraph/list item.
+``mismatch`` says why a fact with the right value still does not back a figure in a role.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
-MONTHS = {
-    "jänner": 1, "januar": 1, "jan": 1, "feber": 2, "februar": 2, "feb": 2, "märz": 3, "maerz": 3,
-    "april": 4, "mai": 5, "juni": 6, "juli": 7, "august": 8, "september": 9, "oktober": 10,
-    "november": 11, "dezember": 12,
-}
-_MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
-
-# Units of counts, by prefix of the (lower-cased) word; longest first.
-_UNITS = (
-    ("kalendertag", "kalendertag"), ("arbeitstag", "arbeitstag"), ("werktag", "werktag"),
-    ("dienstjahr", "dienstjahr"), ("tag", "tag"), ("woche", "woche"), ("monat", "monat"),
-    ("jahr", "jahr"), ("stunde", "stunde"), ("std", "stunde"), ("kilometer", "km"), ("km", "km"),
-)
-_UNIT_WORDS = "kalendertag|arbeitstag|werktag|dienstjahr|tag|woche|monat|jahr|stunde|std|kilometer|km"
-
-# A count is a number followed by a noun (German nouns are capitalised); these words after a
-# number are not units: paragraph references, abbreviations of laws and months.
-NOT_COUNT_NOUNS = frozenset("abs absatz art z ziff nr lit s bgbl estg asvg gp".split()) | frozenset(MONTHS)
-_NOUN = r"[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*"
-_ABBREVIATED_UNITS = {"üst": "überstund", "std": "stund", "mo": "monat"}
-
-_NUM = r"\d{1,3}(?:[.\u00a0\u202f ]\d{3})+(?:,\d+)?|\d+(?:[.,]\d+)*"
-_FIGURE = re.compile(
-    r"(?P<dfull>(?<![\d.,])(?P<d1>\d{1,2})\.\s?(?P<m1>\d{1,2})\.\s?(?P<y1>\d{4})(?!\d))"
-    rf"|(?P<dnamed>(?<![\d.,])(?P<d2>\d{{1,2}})\.\s*(?P<m2>{_MONTH_RE})\b(?:\s+(?P<y2>\d{{4}})(?!\d))?)"
-    r"|(?P<ym>(?<![\d.,-])(?P<y3>(?:19|20)\d{2})-(?P<m3>0[1-9]|1[0-2])(?![\d-]))"
-    r"|(?P<dm>(?<![\d.,])(?P<d4>\d{1,2})\.(?P<m4>\d{1,2})\.(?!\d))"
-    rf"|(?P<pre>(?:€|EUR)\s?)?(?P<num>(?<![\w.,]){_NUM})(?![\d])"
-    rf"(?P<unit>\s?(?:€|EUR\b|Euro\b|%|Prozent\b|(?:{_UNIT_WORDS})(?:e|en|es|s|n)?\b))?"
-    rf"(?P<noun>(?(unit)|[ \u00a0](?-i:{_NOUN})\b))?",
-    re.IGNORECASE,
-)
-# Paragraph references and citation brackets are not figures.
-_NOT_FIGURES = re.compile(
-    r"§+\s*\d+[a-z]?(?:\s*(?:Abs\.?|Absatz)\s*\d+[a-z]?)?(?:\s*(?:Z|Ziff\.?|Nr\.?|lit\.?)\s*\d+[a-z]?)?"
-    r"|\b(?:Abs\.?|Absatz|Art\.?|Z|Ziff\.?|Nr\.?|lit\.?)\s*\d+[a-z]?\b"
-    r"|\[[^\]\n]*\]"
-    r"|\b[a-z]{2,}(?:-[a-z0-9]+)*-\d+[a-z]?\b",  # entry ids such as pv-ab-01
-    re.IGNORECASE,
-)
-
-
-@dataclass(frozen=True)
-class Figure:
-    text: str  # as written
-    kind: str  # money | percent | count:<unit> | year | date | number
-    value: object  # Decimal, int (year) or (year|None, month, day|None)
-    start: int = field(default=0, compare=False)  # span in the text it was found in
-    end: int = field(default=0, compare=False)
-
-
-def shifted(fig: Figure, by: int) -> Figure:
-    """The figure with its span moved by ``by`` characters (into a clause or a joined text)."""
-    return Figure(fig.text, fig.kind, fig.value, fig.start + by, fig.end + by)
-
-
-def stem(word: str) -> str:
-    """A noun without its plural/case ending, for comparing count units (Tagen ~ Tage ~ Tag)."""
-    w = word.lower()
-    if w in _ABBREVIATED_UNITS:
-        return _ABBREVIATED_UNITS[w]
-    for ending in ("ern", "en", "er", "es", "e", "n", "s"):
-        if len(w) - len(ending) >= 3 and w.endswith(ending):
-            return w[: -len(ending)]
-    return w
-
-
-def same_unit(a: str, b: str) -> bool:
-    """Count units match when one is the other or a compound ending in it (Dienstjahre ~ Jahre,
-    Überstunden ~ Stunden); Werktage and Arbeitstage stay different."""
-    sa, sb = stem(a), stem(b)
-    return sa == sb or sa.endswith(sb) or sb.endswith(sa)
-
-
-def parse_number(raw: str) -> Decimal | None:
-    s = raw.replace("\u00a0", "").replace("\u202f", "").replace(" ", "")
-    if "," in s and "." in s:
-        if s.rfind(",") > s.rfind("."):
-            s = s.replace(".", "").replace(",", ".")
-        else:
-            s = s.replace(",", "")
-    elif "," in s:
-        s = s.replace(",", ".") if s.count(",") == 1 else s.replace(",", "")
-    elif "." in s and (s.count(".") > 1 or re.fullmatch(r"\d{1,3}\.\d{3}", s)):
-        s = s.replace(".", "")  # German thousands separator: 6.930 €
-    try:
-        return Decimal(s)
-    except InvalidOperation:
-        return None
-
-
-def _unit_kind(unit: str) -> str:
-    u = unit.strip().lower()
-    if u in ("€", "eur", "euro"):
-        return "money"
-    if u in ("%", "prozent"):
-        return "percent"
-    for prefix, key in _UNITS:
-        if u.startswith(prefix):
-            return "count:" + key
-    return "number"
-
-
-def extract(text: str) -> list[Figure]:
-    """Every figure in ``text`` (paragraph references and ``[…]`` brackets removed first)."""
-    return list(_extract(text)) if _DIGIT.search(text) else []
-
-
-_DIGIT = re.compile(r"\d")
-
-
-@lru_cache(maxsize=8192)
-def _extract(text: str) -> tuple[Figure, ...]:
-    clean = _NOT_FIGURES.sub(lambda m: " " * len(m.group(0)), text)
-    out: list[Figure] = []
-    for m in _figure_matches(clean):
-        g = m.groupdict()
-        raw = m.group(0).rstrip()
-        start = m.start() + (len(raw) - len(raw.lstrip()))
-        span = dict(start=start, end=m.start() + len(raw))
-        if g["dfull"]:
-            out.append(Figure(raw.strip(), "date", (int(g["y1"]), int(g["m1"]), int(g["d1"])), **span))
-        elif g["dnamed"]:
-            year = int(g["y2"]) if g["y2"] else None
-            out.append(Figure(raw.strip(), "date", (year, MONTHS[g["m2"].lower()], int(g["d2"])), **span))
-        elif g["ym"]:
-            out.append(Figure(raw.strip(), "date", (int(g["y3"]), int(g["m3"]), None), **span))
-        elif g["dm"]:
-            month, day = int(g["m4"]), int(g["d4"])
-            if 1 <= month <= 12 and 1 <= day <= 31:
-                out.append(Figure(raw.strip(), "date", (None, month, day), **span))
-        elif g["num"]:
-            value = parse_number(g["num"])
-            if value is None:
-                continue
-            kind = "money" if g["pre"] else _unit_kind(g["unit"] or "")
-            if kind == "number" and re.fullmatch(r"(?:19|20)\d{2}", g["num"]):
-                out.append(Figure(g["num"], "year", int(g["num"]), m.start("num"), m.end("num")))
-                continue
-            text = raw.strip()
-            noun = (g["noun"] or "").strip()
-            if kind == "number" and noun and noun.lower() not in NOT_COUNT_NOUNS:
-                kind = "count:" + stem(noun)
-            elif kind == "number" and noun:  # "3 Abs" and the like: the number alone
-                text = g["num"]
-                span["end"] = m.end("num")
-            out.append(Figure(text, kind, value, **span))
-    return tuple(_range_bounds(out, clean))
-
-
-# Every alternative of _FIGURE starts with a digit, "€" or "EUR". The regex engine tries all
-# of them at every position of a text; trying them only where such a start stands gives the
-# same matches as ``_FIGURE.finditer`` (lookbehinds still see the text before) in a fifth of the time.
-_FIGURE_START = re.compile(r"\d|€|eur", re.IGNORECASE)
-
-
-def _figure_matches(text: str):
-    pos = 0
-    while (start := _FIGURE_START.search(text, pos)) is not None:
-        m = _FIGURE.match(text, start.start())
-        if m is None:
-            pos = start.start() + 1
-        else:
-            yield m
-            pos = m.end()
-
-
-_RANGE_JOIN = re.compile(r"\s*(?:bis|–|-)\s*$")
-
-
-def _range_bounds(figs: list[Figure], text: str) -> list[Figure]:
-    """"2 bis 12 Monatsentgelte", "3–5 %": the lower bound takes the unit of the upper one."""
-    out = list(figs)
-    for i, (low, high) in enumerate(zip(figs, figs[1:])):
-        if low.kind == "number" and high.kind not in ("number", "year", "date") \
-                and _RANGE_JOIN.fullmatch(text[low.end : high.start]):
-            out[i] = Figure(low.text, high.kind, low.value, low.start, low.end)
-    return out
-
-
-def is_answer_figure(fig: Figure) -> bool:
-    """Figures an answer must back with a source: everything except bare small integers."""
-    if fig.kind != "number":
-        return True
-    raw = fig.text
-    return "," in raw or bool(re.search(r"\d[.\u00a0\u202f ]\d{3}", raw))
-
+from ...kb import markdown as md
+from ...textnorm import STOPWORDS, fold
+from ...figures import (Figure, _same_class, _years, _without_figures, extract, in_clause, same_value,
+                      segments, shifted)
 
 # -- facts ------------------------------------------------------------------------------------
 # Words that tell rows of one table apart. A dimension compares like with like: a sentence saying
@@ -231,19 +37,6 @@ _BOUND_IN_BLOCK = re.compile(
 )
 # A block sentence that calls its own figure wrong does not back that figure.
 _REFUTED = re.compile(r"\b(?:falsch\w*|veraltet\w*|überholt\w*|irrtümlich\w*|fehlerhaft\w*)", re.I)
-_SEGMENT_SPLIT = re.compile(r",\s+|;\s*|\s+bzw\.\s+|\s+und\s+|\s+sowie\s+|\s+oder\s+|\s+/\s+|\s+[–—]\s+|\s+→\s+")
-_STAND = re.compile(r"Stand:?\s+\d{4}-\d{2}", re.I)
-
-
-def segments(text: str) -> list[tuple[int, str]]:
-    """Clauses of one sentence, cell or list item (with their offsets): where two figures are
-    written side by side ("790 € (2025), 804 € (2026)", "6.930 € bzw. 231 €")."""
-    out, pos = [], 0
-    for m in _SEGMENT_SPLIT.finditer(text):
-        out.append((pos, text[pos : m.start()]))
-        pos = m.end()
-    out.append((pos, text[pos:]))
-    return [(o, t) for o, t in out if t.strip()]
 
 
 def _dimension(pattern: re.Pattern, text: str) -> str | None:
@@ -253,38 +46,6 @@ def _dimension(pattern: re.Pattern, text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _years(figs: list[Figure], text: str = "") -> frozenset:
-    """Years a clause speaks of: bare years and dates with a year, not an entry's "Stand"."""
-    dated = [f for f in figs if f.kind == "year" or (f.kind == "date" and f.value[0])]
-    if not dated:  # the common case (most clauses carry no year): no need to look for a Stand
-        return frozenset()
-    stands = [(m.start(), m.end()) for m in _STAND.finditer(text)]
-    return frozenset(f.value if f.kind == "year" else f.value[0] for f in dated
-                     if not any(a <= f.start < b for a, b in stands))
-
-
-def _without_figures(text: str, figs: list[Figure]) -> str:
-    for f in sorted(figs, key=lambda f: -f.start):
-        text = text[: f.start] + " " + text[f.end :]
-    return text
-
-
-def value_class(fig: Figure) -> str:
-    return "count" if fig.kind.startswith("count:") else fig.kind
-
-
-def same_value(a: Figure, b: Figure) -> bool:
-    """Same value and unit; a bare number of a block may quote a figure whose unit sits in a
-    column header; "Tage" may quote Werk-/Arbeits-/Kalendertage only by the compound rule."""
-    if a.kind in ("year", "date") or b.kind in ("year", "date"):
-        return a.kind == b.kind and a.value == b.value
-    if a.value != b.value:
-        return False
-    if a.kind == b.kind or "number" in (a.kind, b.kind):
-        return True
-    if a.kind.startswith("count:") and b.kind.startswith("count:"):
-        return same_unit(a.kind[6:], b.kind[6:])
-    return False
 
 
 @dataclass(frozen=True)
@@ -310,6 +71,8 @@ class Fact:
     role: Role
     where: str  # "table" | "item" | "prose" | "stand"
     label: str  # the row / list label or sentence it came from, for the report
+    about: str = ""  # what the figure is the value of: row label, caption, column header; the clause
+    mates: tuple = ()  # the other figures of its table cell or sentence (beyond its clause)
 
 
 def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str = "", context_figs=(),
@@ -328,7 +91,7 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
         bound = bool(_BOUND_IN_BLOCK.search(before)) or around.bound or _marks(title).bound
         surcharge = True if named_surcharge else (None if _marks(title).surcharge else False)
     else:
-        bound = bool(_BOUND_IN_ANSWER.search(before))
+        bound = governs_bound(before)
         surcharge = named_surcharge
     return Role(
         companions=tuple(f for f in others if f.kind not in ("year",)),
@@ -339,6 +102,25 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
         bound=bound,
         refuted=local.refuted or around.refuted,
     )
+
+
+_VERBS = frozenset("beträgt betragen ist sind war waren liegt liegen gilt gelten gibt fällt fallen steht stehen "
+                   "bleibt wird werden zahlt zahlen".split())
+
+
+def governs_bound(before: str) -> bool:
+    """A limit word of the answer makes the figure after it a limit only when it governs the
+    figure: "höchstens 1.095 €", "bis zu einem Betrag von 120 €" – not "Ab Beitragsbeginn
+    beträgt der Satz 1,53 %" or "nur bis zur HBGL für Sonderzahlungen von 12.900 €"."""
+    tail = " ".join(before.split()[-5:])
+    last = None
+    for last in _BOUND_IN_ANSWER.finditer(tail):
+        pass
+    if last is None:
+        return False
+    between = tail[last.end():].split()
+    return (len(between) <= 3 and not any(w.lower() in _VERBS for w in between)
+            and sum(1 for w in between if w[:1].isupper()) <= 1)
 
 
 @dataclass(frozen=True)
@@ -372,8 +154,6 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
     """Every figure of a block's text as a fact in its row, column and year. Tables: a cell
     with its row label (first cell), column header and the table's caption; list items and
     prose: per sentence, per clause, with "Label:" prefixes kept as context."""
-    from ..kb import markdown as md  # the one markdown parse
-
     facts: list[Fact] = []
     if stand:
         y, _, m = stand.partition("-")
@@ -400,8 +180,6 @@ _NODE_CACHE = 16384
 
 @lru_cache(maxsize=_NODE_CACHE)
 def _table_header(entry_id: str, title: str, header: tuple) -> tuple[list[str], list[list[Figure]]]:
-    from ..kb import markdown as md
-
     cells = [md.plain(c) for c in header]
     return cells, [extract(c) for c in cells]
 
@@ -422,8 +200,6 @@ def _table_header_facts(entry_id: str, title: str, header: tuple) -> tuple[Fact,
 
 @lru_cache(maxsize=_NODE_CACHE)
 def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tuple[Fact, ...]:
-    from ..kb import markdown as md
-
     cells, header_figs = _table_header(entry_id, title, header)
     caption = cells[0] if cells else ""
     caption_figs = header_figs[0] if header_figs else []
@@ -452,8 +228,6 @@ def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tu
 def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, ...]:
     """Facts of a paragraph, list item or heading: per sentence, per clause, with "Label:"
     prefixes kept as context."""
-    from ..kb import markdown as md
-
     where = "item" if kind == "item" else "prose"
     facts: list[Fact] = []
     for sentence in md.sentences(md.plain(_CITATION_BRACKETS.sub(" ", text))):
@@ -498,13 +272,32 @@ def _join(parts: list[str], figs: list[list[Figure]]) -> tuple[str, list[Figure]
 def _segment_facts(entry_id, text, figs, context, context_figs, fallback_years, title, where, label) -> list[Fact]:
     """Facts of the figures of ``text`` (a cell or a sentence), clause by clause."""
     out = []
-    for off, seg in segments(text):
-        seg_figs = [shifted(f, -off) for f in figs if off <= f.start < off + len(seg)]
+    carried = frozenset()  # "2025 noch 18 Überstunden und 200 €": a clause's year carries to the next
+    previous = ""
+    for off, seg in segments(text, asides=True):
+        seg_figs = [shifted(f, -off) for f in figs if in_clause(f, off, seg)]
+        carried = _years(seg_figs, seg) or carried
         for f in seg_figs:
             role = role_of(f, seg, seg_figs, context=context, context_figs=context_figs,
-                           fallback_years=fallback_years, block=True, title=title)
-            out.append(Fact(entry_id, f, role, where, label))
+                           fallback_years=carried or fallback_years, block=True, title=title)
+            mates = tuple(g for g in figs if g.start != f.start + off and g.kind not in ("year", "date"))
+            out.append(Fact(entry_id, f, role, where, label, _about(where, context, seg, seg_figs, previous), mates))
+        previous = _without_figures(seg, seg_figs)
     return out
+
+
+_WORDY = re.compile(r"[A-Za-zÄÖÜäöüß]{2,}")
+
+
+def _about(where: str, context: str, clause: str, clause_figs: list[Figure], previous: str) -> str:
+    """The words that say what a figure is the value of: a table cell's row label, caption and
+    column header with the cell's own words; a sentence's "Label:" and the figure's clause, with
+    the clause before it when its own has fewer than two words ("… höchstens 12 Stunden pro Tag
+    und 60 Stunden pro Woche betragen", "die HBGL (6.450 € → 6.930 € monatlich)")."""
+    own = _without_figures(clause, clause_figs)
+    if where != "table" and len([w for w in _WORDY.findall(own) if fold(w) not in STOPWORDS]) < 2:
+        own = f"{previous} {own}"
+    return f"{context} {own}".strip()
 
 
 def mismatch(answer: Role, fact: Role) -> str:
@@ -528,11 +321,6 @@ def mismatch(answer: Role, fact: Role) -> str:
     return ""
 
 
-def _same_class(a: Figure, b: Figure) -> bool:
-    if value_class(a) != value_class(b):
-        return False
-    return not a.kind.startswith("count:") or same_unit(a.kind[6:], b.kind[6:])
-
 
 def contradicts(said_with: tuple, fact_with: tuple) -> bool:
     """The answer writes a figure next to others (its clause); the fact's row pairs it with others.
@@ -545,3 +333,9 @@ def contradicts(said_with: tuple, fact_with: tuple) -> bool:
         if same and not any(same_value(c, f) for c in said if _same_class(c, comp) for f in same):
             return True
     return False
+
+
+@lru_cache(maxsize=1024)
+def facts_of_block(entry_id: str, text: str, title: str, stand: str) -> tuple[Fact, ...]:
+    return tuple(block_facts(entry_id, text, title=title, stand=stand))
+

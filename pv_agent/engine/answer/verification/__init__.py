@@ -1,0 +1,26 @@
+"""Verification of an answer against the context blocks it was given (docs/verification.md).
+
+One module per concern, plain data between them:
+
+- ``backing``   per unit: is each figure backed by a fact in its role and its cell
+- (``engine/figures.py``: figures in text – amounts, percentages, counts, years, dates – and
+  clauses; beside textnorm.py, since the knowledge base's own checks read figures too)
+- ``facts``     the facts of a block: each figure in its row, column and year
+- ``alignment`` which fact of the cited blocks a figure of the answer is about
+- ``units``     the answer as sentences, items, rows and headings with their citations
+- ``given``     figures the question itself gave
+- ``conflicts`` sources that disagree, and whether each side is shown
+- ``claims``    whether a claim sentence is found in a cited block
+- ``verdict``   ``verify()`` and its result; ``marks`` marks what failed in the text
+"""
+from .claims import CachedSimilarity, ClaimCheck, Similarity, block_sentences, lexical_coverage
+from .conflicts import ConflictGroup, find_conflicts
+from .marks import mark_unsupported
+from .units import Unit, citations_in, leaks_prompt, split_units
+from .verdict import REASONS, CitationCheck, FigureIssue, Verification, verify
+
+__all__ = [
+    "REASONS", "CachedSimilarity", "CitationCheck", "ClaimCheck", "ConflictGroup", "FigureIssue", "Similarity",
+    "Unit", "Verification", "block_sentences", "citations_in", "find_conflicts", "leaks_prompt",
+    "lexical_coverage", "mark_unsupported", "split_units", "verify",
+]

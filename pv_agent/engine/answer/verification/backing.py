@@ -1,0 +1,314 @@
+"""Is each figure of one answer unit backed? By a fact of a block the unit cites with the same
+value and unit, in a role the sentence does not contradict (facts.mismatch), and in the cell
+the sentence is about (alignment.align). A table row of the answer is read cell by cell with
+its row label and column header.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+
+from ..context import ContextBlock
+from . import alignment as al
+from . import facts as fc
+from ... import figures as nb
+from .given import _GivenFigure, _given
+
+REASONS = {
+    "not_in_block": "steht in keinem zitierten Eintrag",
+    "other_block": "steht nur in einem anderen, hier nicht zitierten Eintrag",
+    "year": "steht im zitierten Eintrag für ein anderes Jahr",
+    "period": "steht im zitierten Eintrag in einer anderen Zeile (monatlich/täglich/jährlich)",
+    "share": "steht im zitierten Eintrag in einer anderen Spalte (voll/halb)",
+    "row": "steht im zitierten Eintrag in einer anderen Zeile",
+    "bound": "ist im zitierten Eintrag keine Grenze",
+    "refuted": "wird im zitierten Eintrag als falsch oder überholt bezeichnet",
+    "cell": "steht im zitierten Eintrag für etwas anderes, als der Satz sagt",
+    "ambiguous": "lässt offen, wofür sie steht (der zitierte Eintrag nennt dafür mehrere Werte)",
+}
+_EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*$", re.IGNORECASE)
+# An answer that says the figure is outdated may quote what a block calls outdated.
+_REFUTED_IN_ANSWER = re.compile(fc._REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*)", re.I)
+
+
+@dataclass
+class FigureIssue:
+    figure: str
+    sentence: str
+    cited: list[str]
+    found_in: list[str]  # blocks that do hold the figure (in any role)
+    reason: str = "not_in_block"  # a key of REASONS
+    detail: str = ""  # for a wrong cell: what the cited entry says for what the sentence names
+
+    def as_dict(self) -> dict:
+        out = {"figure": self.figure, "sentence": self.sentence, "cited": self.cited,
+               "found_in": self.found_in, "reason": self.reason}
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+@dataclass
+class Surroundings:
+    """What stands around a unit of the answer: the text introducing it (heading, lead-in
+    ending in ":", a table's header row) and the question."""
+
+    around: frozenset = frozenset()
+    question: frozenset = frozenset()
+    years: frozenset = frozenset()  # named above the unit (since the last heading) or in the question
+    header_cells: list[str] = field(default_factory=list)  # of the table a row belongs to
+
+
+@dataclass
+class UnitResult:
+    checked: int = 0
+    given: list[str] = field(default_factory=list)
+    issues: list[FigureIssue] = field(default_factory=list)
+
+
+class BlockFacts(dict):
+    """Facts per block id, parsed when first needed (most answers cite two or three of the
+    blocks) and cached by block content: the regeneration and later questions reuse them."""
+
+    def __init__(self, blocks: dict[str, ContextBlock]):
+        super().__init__()
+        self.blocks = blocks
+        self.titles = {i: b.title for i, b in blocks.items()}
+        self.aliases: dict[str, str] = {}
+        for b in blocks.values():
+            self.aliases.update(al.block_aliases(b.text))
+        self._indexes: dict[tuple, FactIndex] = {}
+
+    def __missing__(self, entry_id: str):
+        b = self.blocks.get(entry_id)
+        facts = () if b is None else fc.facts_of_block(entry_id, b.text, b.title, b.stand)
+        self[entry_id] = facts
+        return facts
+
+    def get(self, entry_id, default=()):
+        return self[entry_id] if entry_id in self.blocks else default
+
+    def all(self):
+        return [(i, self[i]) for i in self.blocks]
+
+    def index(self, ids) -> "FactIndex":
+        ids = tuple(ids)
+        if ids not in self._indexes:
+            self._indexes[ids] = FactIndex([f for c in ids for f in self.get(c, ())])
+        return self._indexes[ids]
+
+
+class FactIndex:
+    """The facts of some blocks, looked up by value (a figure is compared with few facts)."""
+
+    def __init__(self, facts: list[fc.Fact]):
+        self.facts = facts
+        self.years: set[int] = set()
+        self.by_key: dict = {}
+        for f in facts:
+            self.years |= f.role.years
+            self.by_key.setdefault(_key(f.figure), []).append(f)
+
+    def candidates(self, fig: nb.Figure) -> list[fc.Fact]:
+        return self.by_key.get(_key(fig), [])
+
+
+def _key(fig: nb.Figure):
+    if fig.kind == "date":
+        return ("date", fig.value[1])
+    if fig.kind == "year":
+        return ("year", fig.value)
+    return ("value", fig.value)
+
+
+def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
+               question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False) -> UnitResult:
+    """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
+    says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
+    out = UnitResult()
+    all_figs = nb.extract(text)
+    cited_facts, answer_facts = facts.index(cites), facts.index(answer_cites)
+    refuted = bool(_REFUTED_IN_ANSWER.search(text))
+    years_before = frozenset()  # years carry within a sentence, never into the next one
+    pieces = _pieces(kind, text, around.header_cells)
+    # the clauses without a figure of their own speak of the sentence's figures as a whole
+    sentence_words = frozenset() if kind == "row" else al.groups(" ".join(
+        c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
+    for offset, clause, labels in pieces:
+        if kind == "row":
+            years_before = frozenset()  # a cell names its own years (or its row and column do)
+        clause_figs = [nb.shifted(f, -offset) for f in all_figs if nb.in_clause(f, offset, clause)]
+        years_before = nb._years(clause_figs, clause) or years_before
+        scope = text if kind != "row" else f"{labels} {clause}"
+        scope_figs = all_figs if kind != "row" else nb.extract(scope)
+        plain_scope = nb._without_figures(scope, scope_figs)
+        for fig in clause_figs:
+            if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
+                continue
+            given = _given(fig, clause, clause_figs, question_figures)
+            if given:
+                out.given.append(fig.text)
+            else:
+                out.checked += 1
+            # a cell of an answer table stands in its row and column: their labels name its years too
+            label_figs = nb.extract(labels) if labels else []
+            role = fc.role_of(fig, clause, clause_figs, context=labels, context_figs=label_figs,
+                              fallback_years=years_before)
+            named_surcharge = bool(fc._SURCHARGE.search(scope))
+            role = fc.Role(
+                companions=role.companions, years=role.years,
+                period=role.period or fc._dimension(fc._PERIODS, plain_scope),
+                share=role.share or fc._dimension(fc._SHARES, plain_scope),
+                # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
+                surcharge=True if role.surcharge else (None if named_surcharge else False),
+                bound=role.bound, refuted=refuted,
+            )
+            reading = al.Reading(
+                clause=al.groups(_window(clause, fig, clause_figs) + " " + labels),
+                sentence=sentence_words, around=around.around, question=around.question, years=role.years,
+                context_years=around.years,
+                companions=tuple(f for f in clause_figs if f is not fig and f.kind not in ("year", "date")),
+                sentence_companions=tuple(f for f in all_figs if f.kind not in ("year", "date")
+                                          and not nb.in_clause(f, offset, clause)),
+                # "0 %, 6 %, 27 % und 35,75 %": a sentence with several figures of one class
+                listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
+            # a year is backed by any cited entry about that year; every other figure by a
+            # fact of an entry cited in its own sentence
+            # an example ("z. B. 38,5 h") or a name ("die 1-%-Stufe", "5-Tage-Woche") is no cell of its own
+            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start])) or _compound(fig)
+            # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
+            # figure by a fact of an entry cited in its own sentence
+            anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
+            if given:
+                # the clerk's figure needs no source – but where a cited entry holds it, the
+                # sentence must not pass it off as another cell's value ("nach der Novelle 10
+                # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
+                issue = _given_misplaced(fig, role, reading, cited_facts, facts) if not example else None
+            else:
+                issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
+                                 align=not example)
+            if issue is None:
+                continue
+            reason, detail = issue
+            found = [i for i, fs in facts.all() if any(nb.matches(fig, f.figure) for f in fs)]
+            if reason == "not_in_block" and any(i not in cites for i in found):
+                reason = "other_block"
+            out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
+    return out
+
+
+def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True
+             ) -> tuple[str, str] | None:
+    """None when ``fig`` is backed, else (reason, detail). An example ("z. B. 38,5 h") is no cell
+    of its own: its value in the cited entry is enough."""
+    reason = _support(fig, role, cited_facts)
+    if not reason and _paired_elsewhere(fig, role, cited_facts):
+        reason = "row"
+    if reason:
+        return reason, ""
+    if fig.kind in ("year", "date", "number") or not align:
+        return None
+    # a figure the answer calls outdated is one of the values a block calls outdated
+    candidates = [_as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
+                  and not fc.mismatch(role, f.role) and not _compound(f.figure)
+                  and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))]
+    verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
+    if verdict.backed:
+        return None
+    about, quoted = verdict.about, verdict.quoted
+    if verdict.ambiguous:
+        return "ambiguous", (f"[{quoted.entry_id}] nennt {quoted.figure.text} für „{al.describe(quoted)}“, "
+                             f"aber auch {about.figure.text} für „{al.describe(about)}“")
+    return "cell", (f"[{about.entry_id}] nennt für „{al.describe(about)}“ {about.figure.text}; "
+                    f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“")
+
+
+def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
+    if fig.kind in ("year", "date", "number") or _support(fig, role, cited_facts):
+        return None  # not in the cited entries in this role: the question's own figure
+    return _backing(fig, role, reading, cited_facts, facts)
+
+
+def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
+    """A bare number of a table whose row or column names the figure's unit ("Überstunden/Monat
+    | 18 | 15 | 10", "Satz in %") competes as a figure of that unit."""
+    if fact.figure.kind != "number" or fig.kind == "number" or fact.where != "table":
+        return fact
+    about = fact.about.lower()
+    if fig.kind == "money" and ("€" in about or "eur" in about) or fig.kind == "percent" and "%" in about \
+            or fig.kind.startswith("count:") and fig.kind[6:11] in about:
+        return dataclasses.replace(fact, figure=dataclasses.replace(fact.figure, kind=fig.kind))
+    return fact
+
+
+def _compound(fig: nb.Figure) -> bool:
+    return "-" in fig.text
+
+
+def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:
+    """The words of ``fig``'s clause up to the values before and after it (a year or a date
+    between them is part of the words: "der SV-Anteil 2025 beträgt 17,07 %")."""
+    values = [f for f in clause_figs if f.kind not in ("year", "date")]
+    left = max([f.end for f in values if f.end <= fig.start], default=0)
+    right = min([f.start for f in values if f.start >= fig.end], default=len(clause))
+    return nb._without_figures(f"{clause[left:fig.start]} {clause[fig.end:right]}",
+                               nb.extract(f"{clause[left:fig.start]} {clause[fig.end:right]}"))
+
+
+def _pieces(kind: str, text: str, header_cells: list[str]):
+    """(offset, clause, labels): the clauses of a unit; a table row cell by cell, each with
+    its row label and column header as labels."""
+    if kind != "row":
+        return [(o, c, "") for o, c in nb.segments(text)]
+    cells = [(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.group(0).strip())
+             for m in re.finditer(r"[^|]+", text) if m.group(0).strip()]
+    label = cells[0][1] if cells else ""
+    out = []
+    for i, (offset, cell) in enumerate(cells):
+        column = header_cells[i] if i < len(header_cells) else ""
+        labels = f"{label if i else ''} {column}".strip()
+        out += [(offset + o, c, labels) for o, c in nb.segments(cell)]
+    return out
+
+
+def table_cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _paired_elsewhere(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> bool:
+    """The other direction of a row: the answer pairs ``fig`` with a companion (620 € with 6 %),
+    and every row of the cited blocks holding that companion pairs it with a different figure
+    of ``fig``'s class (620 € with 0 %)."""
+    if fig.kind in ("year", "date", "number"):
+        return False
+    for comp in role.companions:
+        if comp.kind in ("year", "date", "number"):
+            continue
+        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure)
+                and not (role.years and f.role.years and not role.years & f.role.years)
+                and any(nb._same_class(c, fig) for c in f.role.companions)]
+        if rows and not any(any(nb.same_value(fig, c) for c in f.role.companions) for f in rows):
+            return True
+    return False
+
+
+def _support(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> str:
+    """"" when a fact of the cited blocks backs ``fig`` in ``role``, else the reason why not."""
+    if fig.kind == "year":  # a year is backed by any fact about that year in a cited block
+        return "" if fig.value in cited_facts.years else "not_in_block"
+    reasons = []
+    for fact in cited_facts.candidates(fig):
+        if not nb.matches(fig, fact.figure):
+            continue
+        if fig.kind == "date":
+            if fig.value[0] is None and fact.figure.value[0] is None and role.years and fact.role.years \
+                    and not role.years & fact.role.years:
+                reasons.append("year")
+                continue
+            return ""
+        why = fc.mismatch(role, fact.role)
+        if not why:
+            return ""
+        reasons.append(why)
+    return reasons[0] if reasons else "not_in_block"

@@ -1,0 +1,82 @@
+"""The question's own figures: given, not claimed – but only in the role the question gave them."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...textnorm import STOPWORDS, fold
+from ... import figures as nb
+
+# A figure the clerk wrote is given in the role the question gave it: "bei 1.300 €
+# Bemessungsgrundlage" lets the answer repeat 1.300 € as the Bemessungsgrundlage, not as
+# "der Freibetrag beträgt 1.300 €". The role is read from the nouns near the figure: up to
+# _NEAR_BEFORE words before and _NEAR_AFTER after it, inside its clause, never past another figure.
+_NEAR_BEFORE, _NEAR_AFTER = 4, 3
+_WORD = re.compile(r"[A-Za-zÄÖÜäöüß][A-Za-zÄÖÜäöüß-]*")
+# Capitalised words that name no quantity: sentence-initial particles and the units themselves.
+_ROLELESS = frozenset(
+    "eur euro prozent cent brutto netto monatlich jährlich täglich insgesamt rund genau "
+    "also dabei dann hier damit daher somit ja neben laut gemäß zusätzlich "
+    "warum wieso weshalb was wie wann wo welche welcher welches wer".split()
+)
+
+
+# After one of these the words name what the sentence says next, not the figure before them.
+_PREDICATE_VERBS = frozenset(
+    "beträgt betragen betrug ist sind war waren liegt liegen lag fällt fallen ergibt ergeben macht "
+    "machen wird werden gilt gelten steht stehen bleibt bleiben kostet kosten".split()
+)
+
+
+@dataclass(frozen=True)
+class _GivenFigure:
+    figure: nb.Figure
+    nouns: frozenset  # stems of the nouns near it in the question
+
+
+def _question_figures(question: str) -> list[_GivenFigure]:
+    out = []
+    for offset, clause in nb.segments(question):
+        figs = [nb.shifted(f, -offset) for f in nb.extract(question) if nb.in_clause(f, offset, clause)]
+        for f in figs:
+            if f.kind != "number" or nb.is_answer_figure(f):
+                out.append(_GivenFigure(f, _near_nouns(clause, f, figs)))
+    return out
+
+
+def _all_nouns(text: str) -> frozenset:
+    """Stems of the capitalised words of ``text`` that could name a quantity."""
+    return frozenset(nb.stem(w) for w in _WORD.findall(text)
+                     if w[0].isupper() and fold(w) not in STOPWORDS and w.lower() not in _ROLELESS)
+
+
+def _near_nouns(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> frozenset:
+    """Stems of the capitalised words near ``fig`` in its clause (German nouns and
+    abbreviations such as DB), stopping at any other figure."""
+    left = max([f.end for f in clause_figs if f.end <= fig.start], default=0)
+    right = min([f.start for f in clause_figs if f.start >= fig.end], default=len(clause))
+    before = _WORD.findall(clause[left:fig.start])[-_NEAR_BEFORE:]
+    after = []
+    for w in _WORD.findall(clause[fig.end:right])[:_NEAR_AFTER]:
+        if w.lower() in _PREDICATE_VERBS:  # "bei 1.300 € beträgt der DB …": DB is the next figure's role
+            break
+        after.append(w)
+    return _all_nouns(" ".join(before + after))
+
+
+def _given(fig: nb.Figure, clause: str, clause_figs: list[nb.Figure], question_figures: list[_GivenFigure]) -> bool:
+    """``fig`` repeats a figure of the question in the role the question gave it. Counts,
+    years and dates carry their role in themselves ("25 Dienstjahre", "2026"); an amount or
+    a percentage is given when the answer names no noun near it ("bei 1.300 € beträgt der
+    DB …") or shares one with the question's figure ("1.300 € Bemessungsgrundlage")."""
+    same = [q for q in question_figures if nb.matches(fig, q.figure)]
+    if not same:
+        return False
+    if fig.kind not in ("money", "percent", "number"):
+        return True
+    nouns = _near_nouns(clause, fig, clause_figs)
+    if not nouns:
+        return True
+    return any(nouns & q.nouns for q in same)
+
+

@@ -1,0 +1,173 @@
+"""The answer split into units – sentences of prose, list items, table rows, headings – each
+with the citations it carries or inherits; the citations of a text.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from ...kb import markdown as md
+
+_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+_CITATION = re.compile(rf"\[\s*(?:⚠\s*)?({_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*)\s*\](?!\()")
+_LEADING_CITATIONS = re.compile(rf"(?:\[\s*(?:⚠\s*)?{_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*\s*\][\s.,;]*)+")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
+_ABBREVIATIONS = md.ABBREVIATIONS
+
+
+@dataclass
+class Unit:
+    """A sentence, list item or table row of the answer, with its citations."""
+
+    start: int
+    end: int
+    text: str
+    citations: list[str]
+    kind: str  # prose | item | row | heading | code
+
+
+
+def leaks_prompt(answer: str, system_prompt: str, min_run: int = 60) -> bool:
+    """True when the answer contains a run of at least ``min_run`` characters of the system
+    prompt (whitespace folded): what a successful "repeat your instructions" injection looks like."""
+    a = " ".join(answer.split()).lower()
+    s = " ".join(system_prompt.split()).lower()
+    if len(a) < min_run:
+        return False
+    match = difflib.SequenceMatcher(None, a, s, autojunk=False).find_longest_match(0, len(a), 0, len(s))
+    return match.size >= min_run
+
+
+# -- citations and sentences ----------------------------------------------------------------
+def citations_in(text: str) -> list[str]:
+    out: list[str] = []
+    for m in _CITATION.finditer(text):
+        for part in re.split(r"[,;]", m.group(1)):
+            cid = part.replace("⚠", "").strip()
+            if cid and cid not in out:
+                out.append(cid)
+    return out
+
+
+def split_units(answer: str) -> list[Unit]:
+    """Sentences of prose paragraphs, list items and table rows, with their character spans.
+
+    A citation written after the full stop belongs to the sentence before it. A list item or
+    table row without its own citation takes those of the line introducing the list or table;
+    a table's header row takes those of all its rows.
+    """
+    units: list[Unit] = []
+    offset = 0
+    prose_start: int | None = None
+    lines = answer.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+    # the engine's markdown parse decides what a line is (code fences, tables, setext headings)
+    kinds = md.line_kinds(answer) if "\r" not in answer else [_line_kind(line.strip()) for line in lines]
+    for i, line in enumerate(lines + [""]):
+        stripped = line.strip()
+        kind = kinds[i] if i < len(kinds) else "blank"
+        if kind == "prose" and _BOLD_LINE.match(stripped):
+            kind = "heading"  # "**Sonst: nur die ersten 620 € steuerfrei**" heads what follows
+        if kind != "prose" and prose_start is not None:
+            units.extend(_sentences(answer, prose_start, offset))
+            prose_start = None
+        if kind == "prose" and prose_start is None:
+            prose_start = offset
+        elif kind in ("item", "row", "heading", "code"):
+            start = offset + (len(line) - len(line.lstrip()))
+            end = offset + len(line.rstrip())
+            units.append(Unit(start, end, answer[start:end], citations_in(stripped), kind))
+        offset += len(line)
+    _inherit(units, answer)
+    return units
+
+
+# A line that is bold from start to end, without a citation of its own, is a heading the way
+# models write them: its figures are backed by the citations of the content under it.
+_BOLD_LINE = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1:?$")
+
+
+def _line_kind(stripped: str) -> str:
+    if not stripped or _TABLE_SEP.match(stripped):
+        return "blank"
+    if stripped.startswith("#"):
+        return "heading"
+    if stripped.startswith("|"):
+        return "row"
+    if _LIST_ITEM.match(stripped):
+        return "item"
+    return "prose"
+
+
+def _sentences(answer: str, start: int, end: int) -> list[Unit]:
+    text = answer[start:end]
+    cuts = [0]
+    for m in re.finditer(r"[.!?](\s+)(?=[A-ZÄÖÜ0-9„\"(\[*⚠])", text):
+        word = text[max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1 : m.start()]
+        word = word.lower().strip("(„\"")
+        if word.split(".")[-1] in _ABBREVIATIONS:  # "z.B.", "Abs.", "bzw."
+            continue
+        if re.fullmatch(r"\d+", word):  # "1. Jänner", "13. Bezug", "im Jahr 2025. Danach"
+            continue
+        lead = _LEADING_CITATIONS.match(text, m.end())  # ". [id] Next": [id] stays with the sentence before
+        cuts.append(lead.end() if lead else m.end())
+    cuts.append(len(text))
+    units: list[Unit] = []
+    for a, b in zip(cuts, cuts[1:]):
+        piece = text[a:b]
+        if not piece.strip():
+            continue
+        lead = len(piece) - len(piece.lstrip())
+        s, e = start + a + lead, start + a + len(piece.rstrip())
+        unit = Unit(s, e, answer[s:e], citations_in(piece), "prose")
+        if units and _only_citations(unit.text):
+            prev = units[-1]
+            prev.citations += [c for c in unit.citations if c not in prev.citations]
+            prev.end, prev.text = unit.end, answer[prev.start : unit.end]
+            continue
+        units.append(unit)
+    return units
+
+
+def _only_citations(text: str) -> bool:
+    return not re.sub(r"[\s.,;:!?()]", "", _CITATION.sub("", text))
+
+
+_SOURCE_LINE = re.compile(r"^\W*Quellen?\b", re.IGNORECASE)
+
+
+def _inherit(units: list[Unit], answer: str) -> None:
+    """List items and table rows without their own citation take those of the line introducing
+    them, else (tables) those of all rows, else those of a "Quelle: [id]" line right after them."""
+    intro: list[str] = []
+    table: list[Unit] = []
+    orphans: list[Unit] = []  # items/rows still without citations, waiting for a "Quelle:" line
+    for u in units + [Unit(0, 0, "", [], "end")]:
+        if u.kind == "row":
+            table.append(u)
+            continue
+        if table:  # a table ended: the header row takes the citations of all rows
+            rows = [c for r in table for c in r.citations]
+            for r in table:
+                if not r.citations:
+                    r.citations = list(dict.fromkeys(intro or rows))
+                    if not r.citations:
+                        orphans.append(r)
+            table = []
+        if u.kind == "item":
+            if not u.citations:
+                u.citations = list(intro)
+                if not u.citations:
+                    orphans.append(u)
+            continue
+        if u.kind == "prose" and orphans and _SOURCE_LINE.match(u.text):
+            for o in orphans:
+                o.citations = list(u.citations)
+        orphans = []
+        if u.kind == "prose":
+            intro = u.citations
+        elif u.kind == "heading":
+            intro = []
+

@@ -1,0 +1,152 @@
+"""The right drafts the mutation test runs on, and the measurement itself (rates per kind).
+
+Two sources: the right drafts of ``CASES`` in test_verify_adversarial.py (split
+``adversarial``, on the shipped knowledge base) and the hand-checked realistic drafts in
+tests/data/realistic_drafts/<split>/ (written by helper sessions playing a strong model on the
+prompts ``ask`` really sends). ``calibration`` is for tuning the verifier; ``heldout`` and
+``fresh`` are the ones to report.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pv_agent.engine.answer.context import Context, ContextBlock
+
+from mutations import KINDS, Mutation, mutate, verifier_verdict
+
+DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
+REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report")
+SPLITS = REALISTIC_SPLITS + ("adversarial",)
+# The verifier's weights were calibrated on calibration, then on held-out and fresh as well (their
+# false alarms and escapes were read); "report" (40 drafts written and hand-checked after that,
+# on questions never used before) is the split the "Done when" rates are measured on.
+CALIBRATION = ("calibration", "heldout", "fresh")
+REPORTED = ("report",)
+
+
+@dataclass
+class Case:
+    id: str
+    split: str
+    question: str
+    draft: str
+    context: Context
+    kind: str = ""
+    style: str = ""
+
+
+def context_of(record: dict) -> Context:
+    blocks = []
+    for b in record["blocks"]:
+        b = dict(b)
+        b["cross_refs"] = tuple(b.get("cross_refs", ()))
+        blocks.append(ContextBlock(**b))
+    return Context(blocks=blocks, budget=record["budget"])
+
+
+def realistic_cases(split: str) -> list[Case]:
+    out = []
+    for path in sorted((DATA / split).glob("*.json")):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        if rec["hand_check"].startswith("excluded"):
+            continue  # recorded, not a right draft
+        out.append(Case(rec["id"], split, rec["question"], rec["draft"], context_of(rec["context"]),
+                        rec.get("kind", ""), rec.get("style", "")))
+    return out
+
+
+def excluded(split: str) -> list[tuple[str, str]]:
+    out = []
+    for path in sorted((DATA / split).glob("*.json")):
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        if rec["hand_check"].startswith("excluded"):
+            out.append((rec["id"], rec["hand_check"]))
+    return out
+
+
+def adversarial_cases() -> list[Case]:
+    from kb_context import kb_context
+    from test_verify_adversarial import CASES
+
+    return [Case(f"adv-{n:03d}", "adversarial", question, draft, kb_context(*blocks))
+            for n, (blocks, question, draft, passes, _reason) in enumerate(CASES) if passes]
+
+
+def cases(split: str) -> list[Case]:
+    return adversarial_cases() if split == "adversarial" else realistic_cases(split)
+
+
+@dataclass
+class Measurement:
+    drafts: int = 0
+    right_ok: int = 0
+    false_alarms: list[dict] = field(default_factory=list)  # {id, reasons}
+    generated: Counter = field(default_factory=Counter)
+    accepted: Counter = field(default_factory=Counter)
+    escapes: list[dict] = field(default_factory=list)  # {id, kind, detail, sentence, mutated}
+    set_aside: int = 0  # mutations of right drafts the verifier rejected (not counted)
+
+    def rate(self, kind: str) -> float:
+        return self.accepted[kind] / self.generated[kind] if self.generated[kind] else 0.0
+
+    def add(self, other: "Measurement") -> "Measurement":
+        out = Measurement(self.drafts + other.drafts, self.right_ok + other.right_ok,
+                          self.false_alarms + other.false_alarms, self.generated + other.generated,
+                          self.accepted + other.accepted, self.escapes + other.escapes,
+                          self.set_aside + other.set_aside)
+        for k in KINDS:  # keep zero counts, so every kind is reported
+            out.generated.setdefault(k, 0)
+            out.accepted.setdefault(k, 0)
+        return out
+
+    def as_dict(self) -> dict:
+        return {"right": {"ok": self.right_ok, "total": self.drafts}, "mutations_set_aside": self.set_aside,
+                "kinds": {k: {"generated": self.generated[k], "accepted": self.accepted[k],
+                              "rate": round(self.rate(k), 4)} for k in KINDS},
+                "false_alarms": self.false_alarms, "escapes": self.escapes}
+
+
+def reasons(flags: dict) -> list[str]:
+    """Why the verifier said no, in one short line each (for the false-alarm list)."""
+    out = [f"unsupported {u.get('figure')} ({u.get('reason')}): {u.get('sentence', '')[:90]}"
+           for u in flags.get("unsupported_figures", [])]
+    out += [f"unknown citation {c}" for c in flags.get("unknown_citations", [])]
+    out += [f"conflict {c.get('ids', c) if isinstance(c, dict) else c}" for c in flags.get("conflicts", [])]
+    for key in ("missing_citations", "leaked_prompt"):
+        if flags.get(key):
+            out.append(key)
+    claims = flags.get("claims", [])
+    unsupported = [c for c in claims if c.get("state") == "unsupported"]
+    if unsupported and not out:
+        out.append(f"{len(unsupported)} of {len(claims)} claims unsupported")
+    return out or ["not ok (no flag named)"]
+
+
+def measure(case_list: list[Case], seed: int = 27) -> Measurement:
+    m = Measurement()
+    for k in KINDS:
+        m.generated[k] = 0
+        m.accepted[k] = 0
+    for case in case_list:
+        m.drafts += 1
+        ok, flags = verifier_verdict(case.draft, case.context, case.question)
+        mutations = mutate(case.draft, case.context, question=case.question, draft_id=case.id, seed=seed)
+        if ok:
+            m.right_ok += 1
+        else:
+            # a right draft the verifier rejects says nothing about its mutations: set aside
+            m.false_alarms.append({"id": case.id, "reasons": reasons(flags)})
+            m.set_aside += len(mutations)
+            continue
+        mutation: Mutation
+        for mutation in mutations:
+            accepted, _ = verifier_verdict(mutation.text, case.context, case.question)
+            m.generated[mutation.kind] += 1
+            if accepted:
+                m.accepted[mutation.kind] += 1
+                m.escapes.append({"id": case.id, "kind": mutation.kind, "detail": mutation.detail,
+                                  "sentence": mutation.sentence, "mutated": mutation.mutated})
+    return m

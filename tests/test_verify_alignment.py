@@ -1,0 +1,102 @@
+"""The rules of issue 27 on the shipped knowledge base: the cell a sentence is about, document
+structure, conflict sides, question figures in any language, limit words, opposite senses."""
+from __future__ import annotations
+
+import pytest
+from kb_context import kb_context
+
+from pv_agent.engine.answer.verification import find_conflicts, verify
+from pv_agent.engine import figures as nb
+
+# (blocks, question, draft, passes, reason of the first unsupported figure or None)
+WRONG_CELL = [
+    # the four escapes of the issue: a value of the cited block, but of another cell
+    (("pv-gfb-02",), "Wie hoch ist die Geringfügigkeitsgrenze 2026?",
+     "Die Geringfügigkeitsgrenze 2026 beträgt **826,65 €** monatlich (Stand 2026-01) [pv-gfb-02].", False, "cell"),
+    (("pv-bg-07",), "HBGL 2026?",
+     "Für 2026 gilt die HBGL von **12.900 €** monatlich (Stand 2026-01) [pv-bg-07].", False, "cell"),
+    (("pv-lst-01",), "VAB 2025?",
+     "Laut Tarif gilt der Verkehrsabsetzbetrag 2025 mit **13.308 €** (Stand 2025-01) [pv-lst-01].", False, "cell"),
+    (("pv-sb-04",), "Sachbezug E-Auto?",
+     "Bei 0 g/km (E-Auto) ist der Sachbezug **720 €** (Stand 2025-01) [pv-sb-04].", False, "cell"),
+    # … and the right cells pass
+    (("pv-gfb-02",), "Wie hoch ist die Geringfügigkeitsgrenze 2026?",
+     "Die Geringfügigkeitsgrenze 2026 beträgt **551,10 €** monatlich (Stand 2026-01) [pv-gfb-02].", True, None),
+    (("pv-gfb-02",), "Wie hoch ist die Geringfügigkeitsgrenze 2026?",
+     "Der Grenzwert der pauschalen DG-Abgabe bleibt 2026 bei 826,65 € [pv-gfb-02].", True, None),
+    (("pv-bg-07",), "HBGL 2026?",
+     "Für 2026 gilt die HBGL von 6.930 € monatlich (Stand 2026-01) [pv-bg-07].", True, None),
+    (("pv-sb-04",), "Sachbezug E-Auto?",
+     "Bei 0 g/km (E-Auto) ist der Sachbezug 0 € (Stand 2025-01) [pv-sb-04].", True, None),
+]
+
+STRUCTURE = [
+    # a bold line heads the list under it: its figure is backed by the items' citations …
+    (("pv-gfb-02",), "", "**Geringfügigkeitsgrenze 2026: 551,10 € monatlich**\n\n"
+     "- Die Geringfügigkeitsgrenze 2026 beträgt 551,10 € monatlich [pv-gfb-02].", True, None),
+    # … and a wrong figure in it still fails
+    (("pv-gfb-02",), "", "**Geringfügigkeitsgrenze 2026: 515,10 € monatlich**\n\n"
+     "- Die Geringfügigkeitsgrenze 2026 beträgt 551,10 € monatlich [pv-gfb-02].", False, "not_in_block"),
+    # an answer table is read cell by cell against its row and column
+    (("pv-bg-02",), "", "| HBGL 2026 | Betrag |\n|---|---|\n| monatlich | 6.930 € |\n| täglich | 231 € |\n\n"
+     "Quelle: [pv-bg-02]", True, None),
+    (("pv-bg-02",), "", "| HBGL 2026 | Betrag |\n|---|---|\n| monatlich | 231 € |\n| täglich | 6.930 € |\n\n"
+     "Quelle: [pv-bg-02]", False, "period"),
+    # a Rückfrage repeats a figure of a cited entry without a citation of its own
+    (("pv-gfb-02",), "", "Die Geringfügigkeitsgrenze 2026 beträgt 551,10 € monatlich [pv-gfb-02].\n\n"
+     "Rückfrage: Verdient die Mitarbeiterin regelmäßig mehr als 551,10 € im Monat?", True, None),
+]
+
+LANGUAGE_AND_BOUNDS = [
+    # "3 years" in an English question is given as "3 Dienstjahre" in the German answer
+    (("pv-abf-01",), "How much Abfertigung alt after 3 years of service?",
+     "Nach 3 Dienstjahren stehen 2 Monatsentgelte zu [pv-abf-01].", True, None),
+    # "Ab Beitragsbeginn" does not make the rate a lower bound
+    (("pv-bv-01",), "", "Ab Beitragsbeginn beträgt der BV-Beitrag 1,53 % [pv-bv-01].", True, None),
+]
+
+
+@pytest.mark.parametrize("blocks, question, draft, passes, reason", WRONG_CELL + STRUCTURE + LANGUAGE_AND_BOUNDS)
+def test_rule(blocks, question, draft, passes, reason):
+    result = verify(draft, kb_context(*blocks), question=question)
+    assert result.ok is passes, result.flags()
+    if reason:
+        assert result.unsupported_figures[0].reason == reason, result.flags()
+
+
+def test_a_wrong_cell_says_what_the_entry_gives_for_it():
+    result = verify("Die Geringfügigkeitsgrenze 2026 beträgt 826,65 € monatlich [pv-gfb-02].",
+                    kb_context("pv-gfb-02"), question="Geringfügigkeitsgrenze 2026?")
+    detail = result.unsupported_figures[0].detail
+    assert "551,10 €" in detail and "Geringfügigkeitsgrenze" in detail and "DG-Abgabe" in detail
+
+
+def test_an_entry_that_agrees_with_one_side_is_no_side():
+    groups = find_conflicts(kb_context("pv-ues-02", "pv-ues-03", "pv-ues-08").blocks)
+    assert [sorted(g.ids) for g in groups] == [["pv-ues-02", "pv-ues-03"]]
+    # pv-ues-08 cited beside the maßgebliche side, without ⚠, is not a one-sided conflict answer
+    draft = ("⚠ Laut Novelle (maßgeblich) sind 2026 Zuschläge für 15 Überstunden bis 170 € steuerfrei [⚠ pv-ues-02]. "
+             "⚠ Die Angabe 10 Überstunden/120 € ist überholt [⚠ pv-ues-03]. "
+             "Ab 2027 gelten 10 Überstunden und 120 € [pv-ues-08].")
+    assert verify(draft, kb_context("pv-ues-02", "pv-ues-03", "pv-ues-08")).ok
+
+
+def test_only_agreeing_entries_are_no_conflict():
+    assert find_conflicts(kb_context("pv-ues-02", "pv-ues-08").blocks) == []
+
+
+def test_the_opposite_sense_is_rejected():
+    right = "Bei einem neuen Dienstverhältnis ist der erste Monat beitragsfrei [pv-bv-01]."
+    wrong = "Bei einem neuen Dienstverhältnis ist der erste Monat beitragspflichtig [pv-bv-01]."
+    negated = "Bei einem neuen Dienstverhältnis ist der erste Monat nicht beitragsfrei [pv-bv-01]."
+    context = kb_context("pv-bv-01")
+    assert verify(right, context).ok
+    assert not verify(wrong, context).ok and not verify(negated, context).ok
+    assert any(c.state == "contradicted" for c in verify(wrong, context).claims)
+
+
+def test_figures_written_the_way_models_write_them():
+    kinds = {f.text: f.kind for f in nb.extract("126 g/km, der 52-Wochen-Zeitraum, die 45-%-Stufe, 8 h, 3 years")}
+    assert kinds == {"126 g/km": "count:g/km", "52-Wochen": "count:woch", "45-%": "percent",
+                     "8 h": "count:stunde", "3 years": "count:jahr"}
+    assert nb.same_unit("leut", "beschäftigt") and not nb.same_unit("tag", "beschäftigt")

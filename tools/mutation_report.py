@@ -1,0 +1,119 @@
+"""Mutation testing of the answer verifier: per kind generated / accepted / rate, right drafts ok.
+
+    .venv/bin/python tools/mutation_report.py [--split calibration|heldout|fresh|report|adversarial|all] [--json]
+    .venv/bin/python tools/mutation_report.py --pipeline      # also: right drafts through `pv-agent ask --json`
+
+The table goes to stdout (with --json nothing but the JSON); the escapes (draft id, kind,
+mutated sentence) and false alarms (draft id, the verifier's reasons) are human lines on
+stderr. ``calibration``, ``heldout`` and ``fresh`` are the drafts the verifier was tuned on;
+``report`` is the one to report (``all``: every split, each on its own and the two pools
+together). ``--pipeline`` sends each right draft of ``report`` through the real pipeline – ``tools/pv-agent ask --json``
+against the scripted Ollama-API test server returning the draft – and counts the answers that
+end ``answered`` on the first attempt (slower: one process per draft).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from mutation_cases import CALIBRATION, REPORTED, SPLITS, Case, cases, excluded, measure  # noqa: E402
+from mutations import KINDS  # noqa: E402
+
+
+def table(name: str, m) -> list[str]:
+    lines = [f"## {name}: right drafts ok {m.right_ok}/{m.drafts}"
+             + (f" ({m.right_ok / m.drafts:.1%})" if m.drafts else "")
+             + (f"; {m.set_aside} mutations of rejected right drafts not counted" if m.set_aside else ""),
+             "| kind | generated | accepted | rate |", "|---|---|---|---|"]
+    for k in KINDS:
+        lines.append(f"| {k} | {m.generated[k]} | {m.accepted[k]} | {m.rate(k):.1%} |")
+    return lines
+
+
+def pipeline(case_list: list[Case]) -> dict:
+    """First-attempt states of the right drafts through ``pv-agent ask --json``."""
+    from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply
+
+    states: dict[str, str] = {}
+    first: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, OllamaAPIServer() as server:
+        env = dict(os.environ, OLLAMA_URL=server.url, PV_AGENT_EMBEDDER="builtin",
+                   PV_AGENT_INDEX=str(Path(tmp) / "index.db"))
+        build = subprocess.run([str(ROOT / "tools" / "pv-agent"), "index", "--json"], env=env,
+                               capture_output=True, text=True)
+        if build.returncode != 0:
+            raise SystemExit(f"Fehler: index: {build.stderr.strip()[-300:]}")
+        for case in case_list:
+            server.replies.clear()
+            server.default_reply = Reply(content=case.draft)  # the first attempt and a regeneration
+            run = subprocess.run([str(ROOT / "tools" / "pv-agent"), "ask", "--json", case.question], env=env,
+                                 capture_output=True, text=True)
+            try:
+                out = json.loads(run.stdout)
+            except ValueError:
+                states[case.id] = f"error: {run.stderr.strip()[-120:]}"
+                continue
+            state = out.get("state", "")
+            if state == "answered" and out.get("llm_calls", 1) == 1:
+                first.append(case.id)
+            cited = {c.get("id") for c in out.get("citations", [])}
+            missing = sorted(b.entry_id for b in case.context.blocks if b.entry_id not in
+                             {r.get("id") for r in out.get("retrieved", [])} and b.entry_id in cited)
+            states[case.id] = state + (f" (retrieved context differs: {missing})" if missing else "")
+    return {"answered_first_attempt": len(first), "total": len(case_list), "states": states}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=SPLITS + ("all",), default="all")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--pipeline", action="store_true", help="also run the report split through pv-agent ask")
+    parser.add_argument("--seed", type=int, default=27)
+    args = parser.parse_args(argv)
+
+    splits = SPLITS if args.split == "all" else (args.split,)
+    measured = {s: measure(cases(s), seed=args.seed) for s in splits}
+    if all(s in measured for s in CALIBRATION):
+        measured["calibration+heldout+fresh"] = measured["calibration"].add(measured["heldout"]).add(measured["fresh"])
+    if all(s in measured for s in REPORTED + ("adversarial",)):
+        measured["report+adversarial"] = measured["report"].add(measured["adversarial"])
+    result = {name: m.as_dict() for name, m in measured.items()}
+    for s in splits:
+        if s != "adversarial":
+            result[s]["excluded"] = [{"id": i, "why": why} for i, why in excluded(s)]
+    if args.pipeline:
+        result["pipeline"] = pipeline([c for s in REPORTED for c in cases(s)])
+
+    for name, m in measured.items():
+        if "+" in name:
+            continue
+        for e in m.escapes:
+            print(f"Entwischt: {e['id']} · {e['kind']} ({e['detail']}): {e['mutated']}", file=sys.stderr)
+        for a in m.false_alarms:
+            print(f"Fehlalarm: {a['id']}: {' | '.join(a['reasons'])}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+        return 0
+    for name, m in measured.items():
+        print("\n".join(table(name, m)) + "\n")
+    if args.pipeline:
+        p = result["pipeline"]
+        print(f"## pipeline (pv-agent ask --json, report split): answered on the first attempt "
+              f"{p['answered_first_attempt']}/{p['total']}")
+        for cid, state in sorted(p["states"].items()):
+            if state != "answered":
+                print(f"- {cid}: {state}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
