@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from pv_agent.engine.answer import figures as fg
+from pv_agent.engine import figures as fg
 from pv_agent.engine.answer.ask import ask
 from pv_agent.engine.answer.result import STATES, TIMINGS
 from pv_agent.engine.config import Settings
