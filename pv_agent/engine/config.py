@@ -8,9 +8,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 ENV_PREFIX = "PV_AGENT_"
+LLM_APIS = ("ollama", "openai")  # the model-server kinds (llm_clients/)
+
+
+def llm_api_problem(value: str) -> str:
+    """"" for a known model-server kind, else one German line naming the valid ones."""
+    if (value or "ollama").strip().lower() in LLM_APIS:
+        return ""
+    return f"PV_AGENT_LLM_API={value!r}: erlaubt sind {', '.join(LLM_APIS)}"
 
 
 @dataclass(frozen=True)
@@ -21,7 +29,13 @@ class Settings:
     # Instruction prefixes of the embedding model; empty = the table below by model name.
     query_prefix: str = ""
     passage_prefix: str = ""
-    # Ollama
+    # The model server: "ollama" (Ollama's own /api) or "openai" (an OpenAI-compatible /v1 API:
+    # vLLM, llama.cpp's llama-server, LM Studio, LocalAI, TGI; llm_clients/). ``ollama_url`` is the
+    # server's URL for either kind (also PV_AGENT_LLM_URL); the key is sent as a Bearer token and
+    # never shown (repr=False; in Odoo a system parameter that never reaches the browser).
+    llm_api: str = "ollama"
+    llm_api_key: str = field(default="", repr=False)
+    # Ollama or the OpenAI-compatible server
     ollama_url: str = "http://localhost:11434"
     embed_model: str = "bge-m3"
     chat_model: str = "qwen3.8:27b"
@@ -31,6 +45,7 @@ class Settings:
     embed_batch_size: int = 32
     # Generation (design.md §4)
     temperature: float = 0.1
+    seed: int = -1  # >= 0: sent with every chat request, so a run can be repeated; -1: the server's
     num_ctx: int = 32768
     num_predict: int = 2048
     # Chunking (design.md §2)
@@ -69,16 +84,22 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict | None = None, **overrides) -> "Settings":
-        """Defaults, then ``OLLAMA_URL`` / ``PV_AGENT_<FIELD>`` from the environment, then overrides."""
+        """Defaults, then ``OLLAMA_URL`` / ``PV_AGENT_LLM_URL`` / ``PV_AGENT_<FIELD>`` from the
+        environment, then overrides. ValueError (German) for a bad number or API kind."""
         env = os.environ if environ is None else environ
         values: dict = {}
-        if env.get("OLLAMA_URL"):
-            values["ollama_url"] = env["OLLAMA_URL"]
+        for name in ("OLLAMA_URL", ENV_PREFIX + "LLM_URL"):  # the latter wins: the setting's own name
+            if env.get(name):
+                values["ollama_url"] = env[name]
         for f in dataclasses.fields(cls):
             raw = env.get(ENV_PREFIX + f.name.upper())
             if raw not in (None, ""):
                 values[f.name] = _coerce(f, raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if "llm_api" in values:
+            values["llm_api"] = values["llm_api"].strip().lower()
+            if llm_api_problem(values["llm_api"]):
+                raise ValueError(llm_api_problem(values["llm_api"]))
         return cls(**values)
 
     def replace(self, **changes) -> "Settings":

@@ -1,4 +1,5 @@
-"""Settings → PV-Agent: Ollama, models, retrieval, knowledge-base folder, index status."""
+"""Settings → PV-Agent: the model server (Ollama or OpenAI-compatible), models, retrieval,
+knowledge-base folder, index status."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -6,7 +7,7 @@ from datetime import datetime, timezone
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 
-from ..services.engine_calls import OllamaClient, OllamaError
+from ..services.engine_calls import OllamaError, make_client, url_is_local
 from ..services import index_access, odoo_settings
 
 D = odoo_settings.DEFAULTS
@@ -15,7 +16,19 @@ D = odoo_settings.DEFAULTS
 class ResConfigSettings(models.TransientModel):
     _inherit = "res.config.settings"
 
-    pv_agent_ollama_url = fields.Char("Ollama URL", config_parameter="pv_agent.ollama_url", default=D.ollama_url)
+    pv_agent_llm_api = fields.Selection(
+        [("ollama", "Ollama"), ("openai", "OpenAI-compatible (vLLM, llama.cpp server, LM Studio, LocalAI, TGI)")],
+        string="Server API", config_parameter="pv_agent.llm_api", default=D.llm_api,
+        help="Ollama's own API (/api/chat), or the OpenAI-compatible API (/v1/chat/completions, /v1/embeddings) "
+             "that vLLM, llama.cpp's llama-server, LM Studio, LocalAI and TGI serve.")
+    pv_agent_ollama_url = fields.Char("Server URL", config_parameter="pv_agent.ollama_url", default=D.ollama_url)
+    pv_agent_url_warning = fields.Char("Server outside the local network", compute="_compute_pv_agent_url_warning")
+    # The API key is a system parameter (odoo_settings.PARAM_API_KEY) that the form never reads:
+    # this field only takes a new key, and is empty whenever the form is loaded.
+    pv_agent_llm_api_key = fields.Char(
+        "New API key", help="Sent as a Bearer token to an OpenAI-compatible server (vLLM --api-key, LocalAI, ...). "
+                            "It is stored on the server and never shown again; leave empty to keep the stored key.")
+    pv_agent_llm_api_key_set = fields.Boolean("API key stored", compute="_compute_pv_agent_llm_api_key_set")
     pv_agent_chat_model = fields.Char("Language model", config_parameter="pv_agent.chat_model", default=D.chat_model)
     pv_agent_embedder = fields.Selection(
         [("auto", "Automatic (Ollama, else the built-in model)"), ("ollama", "Ollama"),
@@ -93,12 +106,32 @@ class ResConfigSettings(models.TransientModel):
         for rec in self:
             rec.pv_agent_time_warning = warning
 
+    @api.depends("pv_agent_ollama_url")
+    def _compute_pv_agent_url_warning(self):
+        """Questions may name employees and their pay: say so when they would leave the network."""
+        for rec in self:
+            url = (rec.pv_agent_ollama_url or "").strip()
+            rec.pv_agent_url_warning = bool(url) and not url_is_local(url) and self.env._(
+                "%(url)s is neither this machine nor the local network: questions may contain personal data "
+                "(names, salaries, health) and would leave it. Use a model server inside your network, or make sure a "
+                "data-processing agreement covers this one.", url=url)
+
+    @api.depends_context("uid")
+    def _compute_pv_agent_llm_api_key_set(self):
+        stored = bool(self.env["ir.config_parameter"].sudo().get_param(odoo_settings.PARAM_API_KEY))
+        for rec in self:
+            rec.pv_agent_llm_api_key_set = stored
+
+    def action_pv_agent_clear_api_key(self):
+        self.check_access("write")
+        self.env["ir.config_parameter"].sudo().set_param(odoo_settings.PARAM_API_KEY, False)
+
     @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k", "pv_agent_max_pending")
     def _check_pv_agent_values(self):
         for rec in self:
             url = (rec.pv_agent_ollama_url or "").strip()
             if url and not url.startswith(("http://", "https://")):
-                raise ValidationError(self.env._("The Ollama URL must start with http:// or https://."))
+                raise ValidationError(self.env._("The server URL must start with http:// or https://."))
             if rec.pv_agent_num_ctx and rec.pv_agent_num_ctx < 2048:
                 raise ValidationError(self.env._("The context window (num_ctx) must be at least 2048."))
             if rec.pv_agent_max_pending and not 1 <= rec.pv_agent_max_pending <= 100:
@@ -110,25 +143,33 @@ class ResConfigSettings(models.TransientModel):
         """Engine settings from the values on the form (they may not be saved yet)."""
         self.ensure_one()
         return odoo_settings.engine_settings(
-            self.env, ollama_url=self.pv_agent_ollama_url, chat_model=self.pv_agent_chat_model,
-            embed_model=self.pv_agent_embed_model, num_ctx=self.pv_agent_num_ctx, top_k=self.pv_agent_top_k)
+            self.env, llm_api=self.pv_agent_llm_api, ollama_url=self.pv_agent_ollama_url,
+            chat_model=self.pv_agent_chat_model, embed_model=self.pv_agent_embed_model, embedder=self.pv_agent_embedder,
+            num_ctx=self.pv_agent_num_ctx, top_k=self.pv_agent_top_k, llm_api_key=self.pv_agent_llm_api_key)
 
     def action_pv_agent_test_connection(self):
-        """List the models Ollama has and say whether the configured ones are among them."""
+        """List the models the server has and say whether the configured ones are among them."""
         self.env["pv_agent.entry"]._check_manager()
         settings = self._pv_agent_form_settings()
         try:
-            names = OllamaClient(settings).list_models()
+            names = make_client(settings).list_models()
         except OllamaError as exc:
             return _notify(self.env._("Connection failed"), f"{exc.reason}: {exc}", "danger")
         have = set(names) | {n.removesuffix(":latest") for n in names}
-        missing = [m for m in (settings.chat_model, settings.embed_model) if m not in have]
+        wanted = [settings.chat_model]
+        if settings.embedder not in ("builtin", "none"):  # the built-in model needs nothing from the server
+            wanted.append(settings.embed_model)
+        missing = [m for m in wanted if m not in have]
         listing = ", ".join(names) or self.env._("(none)")
+        ollama = settings.llm_api == "ollama"
         if missing:
-            text = self.env._("Ollama reachable, but missing: %(missing)s. Available: %(listing)s",
-                              missing=", ".join(missing), listing=listing)
+            text = (self.env._("Ollama reachable, but missing: %(missing)s. Available: %(listing)s",
+                               missing=", ".join(missing), listing=listing) if ollama else
+                    self.env._("Model server reachable, but missing: %(missing)s. Available: %(listing)s",
+                               missing=", ".join(missing), listing=listing))
             return _notify(self.env._("Models missing"), text, "warning", models=names, missing=missing)
-        text = self.env._("Ollama reachable, language and embedding model present. Models: %s", listing)
+        text = (self.env._("Ollama reachable, language and embedding model present. Models: %s", listing) if ollama
+                else self.env._("Model server reachable, the configured models are present. Models: %s", listing))
         return _notify(self.env._("Connection OK"), text, "success", models=names, missing=[])
 
     def action_pv_agent_reindex(self):
@@ -176,6 +217,9 @@ class ResConfigSettings(models.TransientModel):
         if switching and wanted != index_access.SQLITE:
             index_access.check_store(self.env, wanted)
         super().set_values()
+        if self.pv_agent_llm_api_key:  # a new key replaces the stored one; the form never holds it again
+            self.env["ir.config_parameter"].sudo().set_param(odoo_settings.PARAM_API_KEY, self.pv_agent_llm_api_key.strip())
+            self.pv_agent_llm_api_key = False
         if switching and wanted != index_access.active_store(self.env.cr.dbname, self.env):
             index_access.queue_store_switch(self.env)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_fingerprints
 from ..engine.kb.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
-from ..engine.ollama import OllamaClient, OllamaError
+from ..engine.llm_clients import LLM_APIS, make_client, url_is_local
+from ..engine.ollama import OllamaError
 from ..engine.kb.registry import INDEX_FILE, REGISTRY_FILE, write_registry
 from ..engine.kb.safe_files import UnsafePath, check_writable as check_kb_writable, read_text as read_kb_text
 from ..engine.kb.safe_files import write_text as write_kb_text
@@ -19,7 +20,7 @@ from ..engine.kb.writer import changed_sections, entry_file_path, entry_to_markd
 __all__ = [
     "CHANGED", "REMOVED", "UNCHANGED", "Fingerprint", "check_fingerprints",
     "ID_PATTERN", "STAND_PATTERN", "load_knowledge_base", "parse_entry_text",
-    "OllamaClient", "OllamaError", "INDEX_FILE", "REGISTRY_FILE", "write_registry",
+    "LLM_APIS", "make_client", "url_is_local", "OllamaError", "INDEX_FILE", "REGISTRY_FILE", "write_registry",
     "UnsafePath", "check_kb_writable", "read_kb_text", "write_kb_text", "SOURCE_FAMILIES", "Entry",
     "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
     "answer", "build_index", "failure_text", "stage_text",
@@ -30,7 +31,7 @@ def answer(question: str, index, settings, deadline: float | None = None) -> dic
     """The engine's answer object (as a dict) for ``question``, read from ``index``."""
     from ..engine.answer.ask import ask
 
-    return ask(question, index, settings, client=OllamaClient(settings), deadline=deadline).as_dict()
+    return ask(question, index, settings, client=make_client(settings), deadline=deadline).as_dict()
 
 
 def build_index(entries, target, settings, *, kb_path: str, full: bool, progress):
@@ -42,7 +43,7 @@ def build_index(entries, target, settings, *, kb_path: str, full: bool, progress
     from ..engine.index.embedding_seed import load_seed
     from ..engine.index.indexer import build_index as engine_build_index
 
-    embedder, why = choose_embedder(settings, OllamaClient(settings))
+    embedder, why = choose_embedder(settings, make_client(settings))
     seed = load_seed(kb_path, embedder.cache_key) if embedder is not None else None
     return engine_build_index(entries, target, settings, embedder=embedder, full=full, progress=progress,
                               seed=seed, notice=why)

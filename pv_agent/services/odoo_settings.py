@@ -11,7 +11,7 @@ import time
 
 from odoo.tools import config
 
-from ..engine.config import Settings
+from ..engine.config import Settings, llm_api_problem
 from .cron_budget import watchdog_counting_since
 
 _logger = logging.getLogger(__name__)
@@ -21,13 +21,17 @@ DEFAULT_KB_PATH = os.path.normpath(os.path.join(ADDON_DIR, "..", "wissensbasis")
 
 # ir.config_parameter keys → Settings fields (the Settings page writes these).
 PARAM_FIELDS = {
+    "pv_agent.llm_api": ("llm_api", str),
     "pv_agent.ollama_url": ("ollama_url", str),
     "pv_agent.chat_model": ("chat_model", str),
     "pv_agent.embed_model": ("embed_model", str),
     "pv_agent.embedder": ("embedder", str),
     "pv_agent.num_ctx": ("num_ctx", int),
     "pv_agent.top_k": ("top_k", int),
+    "pv_agent.llm_api_key": ("llm_api_key", str),
 }
+# The model server's API key: a system parameter the Settings form writes and never reads back.
+PARAM_API_KEY = "pv_agent.llm_api_key"
 PARAM_KB_PATH = "pv_agent.kb_path"
 PARAM_INDEX_DIRTY = "pv_agent.index_dirty"
 
@@ -93,6 +97,8 @@ def engine_settings(env, **overrides) -> Settings:
             except ValueError:
                 _logger.warning("pv_agent: ignoring invalid parameter %s=%r", key, raw)
     values.update({k: v for k, v in overrides.items() if v not in (None, "", False, 0)})
+    if llm_api_problem(values.get("llm_api", "")):  # a parameter written by hand must not stop answers
+        _logger.warning("pv_agent: ignoring invalid parameter pv_agent.llm_api=%r", values.pop("llm_api"))
     return Settings.from_env(**values)
 
 

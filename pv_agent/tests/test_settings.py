@@ -98,3 +98,65 @@ class TestSettings(PvAgentCase):
         settings = self.settings_form().save()
         self.assertFalse(settings.pv_agent_index_exists)
         self.assertIn(self.sidecar, settings.pv_agent_index_problem)
+
+
+@tagged("post_install", "-at_install")
+class TestModelServerSettings(PvAgentCase):
+    """The server API (Ollama or OpenAI-compatible), its API key and the warning for a remote URL."""
+
+    def settings_form(self):
+        return Form(self.env["res.config.settings"].with_user(self.admin))
+
+    def test_openai_api_and_key_reach_the_engine_but_never_the_form(self):
+        form = self.settings_form()
+        form.pv_agent_llm_api = "openai"
+        form.pv_agent_llm_api_key = "sk-geheim-123"
+        form.save().execute()
+        icp = self.env["ir.config_parameter"].sudo()
+        self.assertEqual(icp.get_param(odoo_settings.PARAM_API_KEY), "sk-geheim-123")
+        settings = odoo_settings.engine_settings(self.env)
+        self.assertEqual((settings.llm_api, settings.llm_api_key), ("openai", "sk-geheim-123"))
+        # what the browser gets when it opens Settings: defaults, the onchange values, a read
+        Settings = self.env["res.config.settings"].with_user(self.admin)
+        names = list(Settings._fields)
+        self.assertNotIn("sk-geheim-123", repr(Settings.default_get(names)))
+        record = Settings.create({})
+        self.assertNotIn("sk-geheim-123", repr(record.read(names)))
+        self.assertNotIn("sk-geheim-123", repr(Settings.onchange({}, [], {n: {} for n in names})))
+        self.assertTrue(record.pv_agent_llm_api_key_set)
+        # saving the form again without a new key keeps the stored one
+        form = self.settings_form()
+        self.assertFalse(form.pv_agent_llm_api_key)
+        form.save().execute()
+        self.assertEqual(icp.get_param(odoo_settings.PARAM_API_KEY), "sk-geheim-123")
+        form.save().action_pv_agent_clear_api_key()
+        self.assertFalse(icp.get_param(odoo_settings.PARAM_API_KEY))
+        self.assertFalse(self.settings_form().save().pv_agent_llm_api_key_set)
+
+    def test_connection_test_over_the_openai_api(self):
+        from .openai_api_server import OpenAIAPIServer
+
+        with OpenAIAPIServer(api_key="sk-vllm") as server:
+            form = self.settings_form()
+            form.pv_agent_llm_api = "openai"
+            form.pv_agent_ollama_url = server.url + "/v1"
+            result = form.save().action_pv_agent_test_connection()
+            self.assertEqual(result["params"]["type"], "danger")  # no key yet: HTTP 401
+            self.assertIn("API-Schlüssel", result["params"]["message"])
+            form.pv_agent_llm_api_key = "sk-vllm"  # the key typed on the form is tried before saving
+            result = form.save().action_pv_agent_test_connection()
+            self.assertEqual(result["params"]["type"], "success", result["params"]["message"])
+            self.assertEqual(result["models"], ["bge-m3", "qwen3.8:27b"])
+            self.assertIn("Model server reachable", result["params"]["message"])
+            self.assertEqual(server.requests[-1]["path"], "/v1/models")
+
+    def test_a_url_outside_the_local_network_is_warned_about(self):
+        form = self.settings_form()
+        for url in ("http://localhost:11434", "http://10.0.0.7:8000/v1", "http://ollama:11434"):
+            form.pv_agent_ollama_url = url
+            self.assertFalse(form.pv_agent_url_warning, url)
+        form.pv_agent_ollama_url = "https://llm.example.com/v1"
+        self.assertIn("personal data", form.pv_agent_url_warning)
+        german = Form(self.env["res.config.settings"].with_user(self.admin).with_context(lang="de_DE"))
+        german.pv_agent_ollama_url = "https://llm.example.com/v1"
+        self.assertIn("personenbezogene Daten", german.pv_agent_url_warning)

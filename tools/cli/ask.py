@@ -5,7 +5,7 @@ import sys
 
 from pv_agent.engine.answer import prompts
 from pv_agent.engine.answer.ask import ask
-from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.llm_clients import make_client
 from pv_agent.engine.index.target import open_index
 from pv_agent.engine.index.base import IndexError_
 
@@ -40,7 +40,7 @@ def run(args) -> int:
     except IndexError_ as exc:
         return fail(str(exc))
     try:
-        answer = ask(question, index, cfg, client=OllamaClient(cfg))
+        answer = ask(question, index, cfg, client=make_client(cfg))
     finally:
         index.close()
     if args.json:

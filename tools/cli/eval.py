@@ -12,13 +12,13 @@ from pv_agent.engine.evaluation.retrieval import (
 from pv_agent.engine.evaluation.answers import METRICS, evaluate_answers
 from pv_agent.engine.evaluation.report import bakeoff_html, write_reports
 from pv_agent.engine.index.embedders import query_embedder
-from pv_agent.engine.ollama import OllamaClient
+from pv_agent.engine.llm_clients import ModelClient, make_client
 from pv_agent.engine.index.target import open_index
 from pv_agent.engine.index.base import IndexError_
 
 from pv_agent.engine.ollama import OllamaError
 
-from ._common import DEFAULT_KB, ROOT, add_index_argument, fail, index_target, print_json, settings
+from ._common import DEFAULT_KB, EXIT_USAGE, ROOT, add_index_argument, fail, index_target, print_json, settings
 
 DEFAULT_GOLDSET = str(Path(DEFAULT_KB) / "goldset.yaml")
 DEFAULT_REPORTS = str(ROOT / "reports")
@@ -31,6 +31,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--goldset", default=DEFAULT_GOLDSET, help=f"Goldset (YAML; Standard: {DEFAULT_GOLDSET})")
     add_index_argument(parser)
     parser.add_argument("--answers", action="store_true", help="auch die Antworten auswerten (braucht Ollama)")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="mit --answers: nur N Fragen, gleichmäßig über das Goldset verteilt (für ein langsames Modell)")
     parser.add_argument("--reports", default=DEFAULT_REPORTS,
                         help=f"Ordner für JSON- und HTML-Berichte (mit --answers; Standard: {DEFAULT_REPORTS})")
     parser.add_argument("--bakeoff", nargs="+", metavar="REPORT.json", help="Modellvergleich aus mehreren JSON-Berichten")
@@ -56,7 +58,9 @@ def run(args) -> int:
     cfg = settings()
     if not Path(args.goldset).is_file():
         return fail(f"Goldset {args.goldset} nicht gefunden.")
-    client = OllamaClient(cfg)
+    if args.sample is not None and (args.sample < 1 or not args.answers):
+        return fail("--sample N braucht --answers und N ≥ 1.", EXIT_USAGE)
+    client = make_client(cfg)
     if args.answers:
         problem = _chat_model_problem(client, cfg.chat_model)
         if problem:  # otherwise every question "fails" and the report measures the outage
@@ -87,7 +91,8 @@ def run(args) -> int:
         def progress(n, total, item):
             print(f"\r{n}/{total} {item.id}: {item.state:<22}", end="", file=sys.stderr, flush=True)
 
-        answers = evaluate_answers(goldset, index, cfg, client=client, now=GOLDSET_TODAY, progress=progress)
+        asked = spread_sample(goldset, args.sample) if args.sample else goldset
+        answers = evaluate_answers(asked, index, cfg, client=client, now=GOLDSET_TODAY, progress=progress)
         print(file=sys.stderr)
         answers["retrieval"] = {k: v for k, v in report["retrieval"].items() if k != "rows"}
         json_path, html_path = write_reports(answers, args.reports)
@@ -104,14 +109,23 @@ def run(args) -> int:
     return 0
 
 
-def _chat_model_problem(client: OllamaClient, model: str) -> str:
+def spread_sample(goldset: list, n: int) -> list:
+    """``n`` questions at even steps through the goldset (its order mixes topics and kinds); the
+    same ``n`` always gives the same questions, so two models' reports compare."""
+    if n <= 0 or n >= len(goldset):
+        return list(goldset)
+    return [goldset[i * len(goldset) // n] for i in range(n)]
+
+
+def _chat_model_problem(client: ModelClient, model: str) -> str:
     """"" when the server answers and has the chat model, else one line saying why not."""
     try:
         names = client.list_models()
     except OllamaError as exc:
         return f"{exc.reason}: {exc}"
     if model not in names and f"{model}:latest" not in names:
-        return f"Sprachmodell {model} auf dem Ollama-Server {client.base_url} nicht vorhanden (vorhanden: {', '.join(names) or 'keines'})"
+        server = "Ollama-Server" if client.api == "ollama" else "Modell-Server"
+        return f"Sprachmodell {model} auf dem {server} {client.base_url} nicht vorhanden (vorhanden: {', '.join(names) or 'keines'})"
     return ""
 
 

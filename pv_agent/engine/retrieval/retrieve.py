@@ -19,7 +19,8 @@ from operator import itemgetter
 
 from ..config import Settings
 from ..index.embedders import OllamaEmbedder, as_embedder, index_embedder_kind
-from ..ollama import OllamaClient, OllamaError
+from ..llm_clients import ModelClient
+from ..ollama import OllamaError
 from ..index.base import ChunkRow, EntryHead
 from ..index.sqlite_store import SidecarIndex
 from ..textnorm import fold, glossed, place_states, query_terms, stem, tokens
@@ -56,7 +57,7 @@ def retrieve(
 ) -> RetrievalResult:
     """Entry-level hits for ``question``; ``year`` (see timeframe.asked_year) steers towards
     entries whose ``stand`` describes that year. ``embedder``: an Embedder (embedders.py,
-    e.g. from ``query_embedder``), an OllamaClient, or None (lexical; ``embedder_notice`` says why).
+    e.g. from ``query_embedder``), a model client (llm_clients), or None (lexical; ``embedder_notice`` says why).
     ``k`` ranked hits; cross-references come after them with ``via="cross_ref"``."""
     started = time.monotonic()
     index.refresh()
@@ -200,7 +201,7 @@ def _sorted_vocabulary(index) -> list[str]:
 
 
 def _query_embedder(embedder, index, settings):
-    if isinstance(embedder, OllamaClient):  # a bare client embeds with the index's model
+    if isinstance(embedder, ModelClient):  # a bare client embeds with the index's model
         return OllamaEmbedder(embedder, settings, model=index.embed_model or settings.embed_model)
     return as_embedder(embedder, settings)
 
