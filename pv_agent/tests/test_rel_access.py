@@ -329,6 +329,7 @@ class TestAccessEveryMethod(PvAgentCase):
             ("res.config.settings", "action_pv_agent_test_connection"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "action_pv_agent_reindex"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "action_pv_agent_import"): [([[settings]], {}), ([[]], {})],
+            ("res.config.settings", "action_pv_agent_clear_api_key"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "action_pv_agent_open_jobs"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "set_values"): [([[settings]], {}), ([[]], {})],
             ("res.config.settings", "default_get"): [([["pv_agent_ollama_url", "pv_agent_kb_path"]], {})],
