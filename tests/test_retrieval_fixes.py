@@ -214,3 +214,39 @@ def test_english_questions_are_not_refused_on_german_terms():
     assert not supported_by_signals(weak, cfg)
     assert supported_by_signals({**weak, "foreign_language": True}, cfg)
     assert not supported_by_signals({**weak, "hits": 0, "foreign_language": True}, cfg)  # nothing found stays refused
+
+
+def test_an_update_committed_between_two_reads_of_a_retrieval_reads_again(sample_lexical, tmp_path):
+    """An in-place update that commits while a retrieval reads (ranked from one state, the entry
+    heads read from the next): the retrieval reads again on the new state instead of failing
+    with the vanished entry's KeyError (seen as a flaky load test, 4 of 4 runs on a busy machine)."""
+    index, settings = SidecarIndex.open(sample_lexical), Settings()
+    calls = {"heads": 0, "refresh": 0}
+    real_heads, real_refresh = index.entry_heads, index.refresh
+
+    def heads_missing_once(ids):
+        calls["heads"] += 1
+        found = real_heads(ids)
+        return {} if calls["heads"] == 1 else found  # the first read sees the entries gone
+
+    def refresh():
+        calls["refresh"] += 1
+        return real_refresh() or calls["refresh"] == 2  # the check after the failed read: changed
+
+    index.entry_heads, index.refresh = heads_missing_once, refresh
+    try:
+        result = retrieve(index, "Wie werden Sonderzahlungen versteuert?", settings)
+    finally:
+        index.close()
+    assert result.hits and calls["heads"] >= 2
+
+
+def test_a_missing_entry_in_an_unchanged_index_is_still_an_error(sample_lexical):
+    index, settings = SidecarIndex.open(sample_lexical), Settings()
+    real_heads = index.entry_heads
+    index.entry_heads = lambda ids: {}
+    try:
+        with pytest.raises(KeyError):
+            retrieve(index, "Wie werden Sonderzahlungen versteuert?", settings)
+    finally:
+        index.close()

@@ -43,6 +43,12 @@ LATER_YEAR_DAMPING = 0.8
 TAG_PHRASE_BOOST = 1.2
 
 
+# An in-place update (same file, same generation number) can commit between two of a
+# retrieval's reads, which then see two states of the index: an entry ranked from the first
+# is gone in the second (KeyError). Such a retrieval reads again on the new state.
+READS_WHILE_CHANGING = 3
+
+
 def retrieve(
     index: SidecarIndex,
     question: str,
@@ -59,6 +65,18 @@ def retrieve(
     entries whose ``stand`` describes that year. ``embedder``: an Embedder (embedders.py,
     e.g. from ``query_embedder``), a model client (llm_clients), or None (lexical; ``embedder_notice`` says why).
     ``k`` ranked hits; cross-references come after them with ``via="cross_ref"``."""
+    args = dict(embedder=embedder, embedder_notice=embedder_notice, topics=topics, scopes=scopes, k=k, year=year)
+    for _ in range(READS_WHILE_CHANGING - 1):
+        try:
+            return _retrieve_once(index, question, settings, **args)
+        except KeyError:
+            if not index.refresh():  # the index did not change: a real error
+                raise
+    return _retrieve_once(index, question, settings, **args)
+
+
+def _retrieve_once(index, question: str, settings: Settings, *, embedder, embedder_notice: str, topics, scopes,
+                   k, year) -> RetrievalResult:
     started = time.monotonic()
     index.refresh()
     k = k or settings.top_k
