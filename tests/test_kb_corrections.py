@@ -435,8 +435,8 @@ def test_every_corrected_entry_is_in_the_changelog():
 
 
 # Values still not found: each entry says so and what was searched; the CHANGELOG lists them.
-STILL_UNKNOWN = ("ris-estg-67", "pv-sz-12", "pv-atz-07", "pv-mp-07", "pv-fb-03", "pv-ab-04", "pv-ab-05", "pv-lehr-05",
-                 "pv-rk-05", "pv-lst-09")
+STILL_UNKNOWN = ("ris-estg-67", "pv-sz-12", "pv-atz-07", "pv-mp-07", "pv-fb-03", "pv-ab-04", "pv-ab-05", "pv-rk-05",
+                 "pv-lst-09")
 
 
 @pytest.mark.parametrize("eid", STILL_UNKNOWN)
@@ -489,4 +489,19 @@ def test_familienzeitbonus_2026_not_valorised_but_no_day_rate_written(kb):
     entry = kb["pv-mk-08"]
     assert "nicht valorisiert" in entry.body and "bfbf.at" in entry.source_ref
     assert "2026: 54,87" not in entry.body and "54,87 € (2026" not in entry.body
+
+
+# pv-lehr-05: DZ follows the DB basis (§ 41 FLAG) – two sources for that rule; the entry says it is derived.
+def test_lehrlinge_dz_from_the_db_basis_with_two_sources(kb):
+    entry = kb["pv-lehr-05"]
+    assert "wko.at/oe/wko/mitglieder-wko" in entry.source_ref and "Fuchs_OeGSW_II_E_3" in entry.source_ref
+    assert "ARD 2015/6455" in entry.body and "§ 41" in entry.body
+    assert "ausdrücklich" in entry.body              # no source names DZ and apprentices together – said so
+    assert "DZ für Lehrlinge: nicht gefunden" not in entry.body
+
+
+def test_mittelpunkt_rule_from_lstr_rz_718_but_the_day_count_still_open(kb):
+    entry = kb["pv-rk-05"]
+    assert "Rz 718" in entry.body and "politische Gemeinde" in entry.body and "steuerverein.at" in entry.source_ref
+    assert "gesucht" in entry.body
 
