@@ -505,3 +505,11 @@ def test_mittelpunkt_rule_from_lstr_rz_718_but_the_day_count_still_open(kb):
     assert "Rz 718" in entry.body and "politische Gemeinde" in entry.body and "steuerverein.at" in entry.source_ref
     assert "gesucht" in entry.body
 
+
+# The 2024 Einschleifgrenze: two sources disagree (2.330 € / 2.300 €); the entries say so instead of picking one.
+@pytest.mark.parametrize("eid", ["ris-estg-67", "pv-sz-12", "pv-sz-07"])
+def test_einschleif_2024_conflict_is_stated(kb, eid):
+    entry = kb[eid]
+    assert "2.330 €" in entry.body and "2.300 €" in entry.body and "widersprechen" in entry.body
+    assert "kanzlei-dullnig.at" in entry.source_ref
+
