@@ -513,3 +513,11 @@ def test_einschleif_2024_conflict_is_stated(kb, eid):
     assert "2.330 €" in entry.body and "2.300 €" in entry.body and "widersprechen" in entry.body
     assert "kanzlei-dullnig.at" in entry.source_ref
 
+
+@pytest.mark.parametrize("eid", ["pv-sz-01", "pv-sz-04", "pv-sz-12", "pv-sz-13"])
+def test_einschleifregel_not_asserted_for_2025_2026(kb, eid):
+    body = kb[eid].body
+    assert "bis 2024" in body.lower() and "offen" in body
+    assert "Knapp darüber gilt die Einschleifregel" not in body
+    assert "begrenzt die Einschleifregel die Steuer" not in body
+
