@@ -51,6 +51,10 @@ class ResConfigSettings(models.TransientModel):
         "Waiting questions per user", config_parameter="pv_agent.max_pending_per_user", default=3,
         help="How many questions one user may have waiting for an answer at a time.")
     pv_agent_time_warning = fields.Char("Time limits", compute="_compute_pv_agent_time_warning")
+    pv_agent_answer_cache_size = fields.Integer(
+        "Checked answers kept for reuse", config_parameter="pv_agent.answer_cache_size", default=2000,
+        help="An identical question on the same entries and model gets a kept checked answer without a model call. "
+             "At most this many are kept, the least recently used dropped; 0 turns reuse off.")
 
     pv_agent_index_entries = fields.Integer("Entries in the index", compute="_compute_pv_agent_index")
     pv_agent_index_chunks = fields.Integer("Sections in the index", compute="_compute_pv_agent_index")

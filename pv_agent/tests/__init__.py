@@ -18,3 +18,5 @@ if __name__.startswith("odoo.addons."):
     from . import test_file_safety
     # the second review (issue 29): audience, bot partner, audit trail, cap, watchdog
     from . import test_sec_review_2
+    # sources first, progress over the bus, cancel (issue 31)
+    from . import test_progress

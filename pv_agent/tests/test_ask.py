@@ -35,10 +35,12 @@ class TestAsk(PvAgentCase):
         question_msg = self.Message.browse(asked["message_id"])
         return question_msg, question_msg.answer_id
 
-    def bus_payloads(self, user):
+    def bus_payloads(self, user, progress=False):
+        """The final results pushed to ``user`` (with ``progress``: the progress pushes instead)."""
         channel = json.dumps([self.env.cr.dbname, "res.partner", user.partner_id.id], separators=(",", ":"))
-        notes = self.env["bus.bus"].sudo().search([("channel", "=", channel)])
-        return [json.loads(n.message)["payload"] for n in notes if json.loads(n.message)["type"] == "pv_agent/answer"]
+        notes = self.env["bus.bus"].sudo().search([("channel", "=", channel)], order="id")
+        payloads = [json.loads(n.message)["payload"] for n in notes if json.loads(n.message)["type"] == "pv_agent/answer"]
+        return [p for p in payloads if ("progress" in p) == progress]
 
     # -- the round trip ------------------------------------------------------------------
     def test_question_is_stored_at_once_and_queued(self):
@@ -151,7 +153,8 @@ class TestAsk(PvAgentCase):
     def test_questions_are_answered_in_order(self):
         self.ollama.script(GOOD, REFUSAL)
         first = self.Conversation.with_user(self.clerk).action_ask("Wie hoch ist die Geringfügigkeitsgrenze 2026?")
-        second = self.Conversation.with_user(self.clerk2).action_ask("Wie hoch ist die Geringfügigkeitsgrenze 2026?")
+        # another wording: the same one would reuse the first answer (issue 31)
+        second = self.Conversation.with_user(self.clerk2).action_ask("Geringfügigkeitsgrenze 2026 monatlich?")
         self.run_cron("pv_agent.ir_cron_pv_agent_answer")
         self.assertEqual(self.Message.browse(first["message_id"]).answer_id.state, "answered")
         self.assertEqual(self.Message.browse(second["message_id"]).answer_id.state, "unanswered")

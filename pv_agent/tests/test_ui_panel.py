@@ -2,10 +2,13 @@
 
 ``PV_AGENT_SCREENSHOTS=docs/screenshots tools/test-odoo -k Ui`` also writes the screenshots
 of docs/odoo.md ("Using PV-Agent")."""
+import json
+
 from odoo.tests import new_test_user, tagged
 
 from ..services import odoo_settings
 from .common import PvAgentHttpCase
+from .ollama_api_server import Reply
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
 BOTH_SIDES = (
@@ -45,6 +48,22 @@ class TestPanelUi(PvAgentHttpCase):
         question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
         self.assertEqual(question.state, "done")
         self.assertEqual(question.answer_id.state, "answered")
+
+    def test_sources_tour(self):
+        """A model that takes several seconds: the source chips are on screen before the answer."""
+        self.run_answers_in_background(after_panel_shows_pending=True)
+        self.ollama.script(Reply(content=GOOD, delay=4.0))
+        self.start_tour("/odoo", "pv_agent_sources", login="pv_clerk")
+        question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual(question.answer_id.state, "answered")
+        self.assertEqual(json.loads(question.sources_json)[0]["id"], "pv-sv-01")
+
+    def test_cancel_tour(self):
+        """No answer worker runs: the clerk cancels the waiting question in the panel."""
+        self.start_tour("/odoo", "pv_agent_cancel", login="pv_clerk")
+        question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual((question.state, question.cancelled_by_id), ("cancelled", self.clerk))
+        self.assertFalse(self.ollama.requests_to("/api/chat"))
 
     def test_feedback_and_review_tours(self):
         answer = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
@@ -99,3 +118,16 @@ class TestPanelUi(PvAgentHttpCase):
         self.start_tour("/odoo/action-pv_agent.action_pv_agent_conversation", "pv_agent_drift", login="pv_clerk")
         new = self.env["pv_agent.message"].search([("reask_of_id", "=", answer.id)]).answer_id
         self.assertEqual((new.state, new.drift_state), ("answered", "unchanged"))
+
+    def test_reuse_tour(self):
+        """A colleague's checked answer reused (no model call), labelled; "Neu beantworten" asks the model."""
+        first = self.ask_as(self.clerk2, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
+        self.ollama.requests.clear()
+        self.run_answers_in_background()
+        self.ollama.script("Die Geringfügigkeitsgrenze 2026 liegt bei 551,10 € im Monat (Stand 2026-01) [pv-sv-01].")
+        self.start_tour("/odoo", "pv_agent_reuse", login="pv_clerk")
+        answers = self.env["pv_agent.message"].search([("role", "=", "answer"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual(len(answers), 2)
+        self.assertEqual(answers[0].sudo().reused_from_id, first)
+        self.assertFalse(answers[1].sudo().reused_from_id)
+        self.assertEqual(len(self.ollama.requests_to("/api/chat")), 1, "only the fresh answer asked the model")
