@@ -21,6 +21,7 @@ REASONS = {
     "year": "steht im zitierten Eintrag für ein anderes Jahr",
     "period": "steht im zitierten Eintrag in einer anderen Zeile (monatlich/täglich/jährlich)",
     "share": "steht im zitierten Eintrag in einer anderen Spalte (voll/halb)",
+    "side": "steht im zitierten Eintrag für eine andere Seite (Dienstnehmer/Dienstgeber/gesamt)",
     "row": "steht im zitierten Eintrag in einer anderen Zeile",
     "bound": "ist im zitierten Eintrag keine Grenze",
     "refuted": "wird im zitierten Eintrag als falsch oder überholt bezeichnet",
@@ -135,10 +136,19 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     # the clauses without a figure of their own speak of the sentence's figures as a whole
     sentence_words = frozenset() if kind == "row" else al.groups(" ".join(
         c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
+    label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
     for offset, clause, labels in pieces:
         if kind == "row":
             years_before = frozenset()  # a cell names its own years (or its row and column do)
+        else:
+            own_label = _lead_label(clause)
+            label, carried = (own_label or label), ("" if own_label else label)
+            if carried:
+                labels = carried
         clause_figs = [nb.shifted(f, -offset) for f in all_figs if nb.in_clause(f, offset, clause)]
+        # a counted name ("5-Tage-Woche", "17-Wochen-Zeitraum") is no value standing next to the
+        # others; a named cell ("der 40-%-Satz") still is
+        value_figs = [f for f in clause_figs if not _counted_name(f)]
         years_before = nb._years(clause_figs, clause) or years_before
         scope = text if kind != "row" else f"{labels} {clause}"
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
@@ -153,13 +163,14 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 out.checked += 1
             # a cell of an answer table stands in its row and column: their labels name its years too
             label_figs = nb.extract(labels) if labels else []
-            role = fc.role_of(fig, clause, clause_figs, context=labels, context_figs=label_figs,
-                              fallback_years=years_before)
+            role = fc.role_of(fig, clause, value_figs if fig in value_figs else clause_figs, context=labels,
+                              context_figs=label_figs, fallback_years=years_before)
             named_surcharge = bool(fc._SURCHARGE.search(scope))
             role = fc.Role(
                 companions=role.companions, years=role.years,
                 period=role.period or fc._dimension(fc._PERIODS, plain_scope),
                 share=role.share or fc._dimension(fc._SHARES, plain_scope),
+                side=role.side,  # named in its own clause (or its row and column): no further
                 # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
                 surcharge=True if role.surcharge else (None if named_surcharge else False),
                 bound=role.bound, refuted=refuted,
@@ -168,9 +179,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 clause=al.groups(_window(clause, fig, clause_figs) + " " + labels),
                 sentence=sentence_words, around=around.around, question=around.question, years=role.years,
                 context_years=around.years,
-                companions=tuple(f for f in clause_figs if f is not fig and f.kind not in ("year", "date")),
+                companions=tuple(f for f in value_figs if f is not fig and f.kind not in ("year", "date")),
                 sentence_companions=tuple(f for f in all_figs if f.kind not in ("year", "date")
-                                          and not nb.in_clause(f, offset, clause)),
+                                          and not _counted_name(f) and not nb.in_clause(f, offset, clause)),
                 # "0 %, 6 %, 27 % und 35,75 %": a sentence with several figures of one class
                 listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
             # a year is backed by any cited entry about that year; every other figure by a
@@ -180,7 +191,13 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
-            if given:
+            if _compound(fig) and not anywhere:
+                # a name needs its value in a cited entry, in a role the sentence does not
+                # contradict – but stands next to no other figure
+                reason = "" if given else _support(
+                    fig, dataclasses.replace(role, companions=()) if _counted_name(fig) else role, cited_facts)
+                issue = (reason, "") if reason else None
+            elif given:
                 # the clerk's figure needs no source – but where a cited entry holds it, the
                 # sentence must not pass it off as another cell's value ("nach der Novelle 10
                 # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
@@ -242,6 +259,19 @@ def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
     return fact
 
 
+_LABEL = re.compile(r"^[\s*_\-•]*([A-Za-zÄÖÜäöüß][^:\d]{0,40}?)\**:\s")
+
+
+def _lead_label(clause: str) -> str:
+    """The "Label:" a clause of the answer opens with (a few words, no figure), or ""."""
+    m = _LABEL.match(clause)
+    return m.group(1) if m and len(m.group(1).split()) <= 4 else ""
+
+
+def _counted_name(fig: nb.Figure) -> bool:
+    return fig.kind.startswith("count:") and _compound(fig)
+
+
 def _compound(fig: nb.Figure) -> bool:
     return "-" in fig.text
 
@@ -299,8 +329,8 @@ def _support(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> str:
         return "" if fig.value in cited_facts.years else "not_in_block"
     reasons = []
     for fact in cited_facts.candidates(fig):
-        if not nb.matches(fig, fact.figure):
-            continue
+        if not nb.matches(fig, fact.figure) or _compound(fact.figure) and not _compound(fig):
+            continue  # a name in the block ("5-Tage-Woche") is no value of 5 Arbeitstage
         if fig.kind == "date":
             if fig.value[0] is None and fact.figure.value[0] is None and role.years and fact.role.years \
                     and not role.years & fact.role.years:
