@@ -173,7 +173,12 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 side=role.side,  # named in its own clause (or its row and column): no further
                 # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
                 surcharge=True if role.surcharge else (None if named_surcharge else False),
-                bound=role.bound, refuted=refuted,
+                # "2.100 € ist überholt, 2024 galt 2.447 €": said of the figures of its clause; a
+                # sentence that says it in no clause with a figure says it of all of them
+                bound=role.bound, refuted=refuted and (bool(_REFUTED_IN_ANSWER.search(clause)) or not any(
+                    _REFUTED_IN_ANSWER.search(c) and any(nb.in_clause(f, o, c) for f in all_figs
+                                                          if f.kind not in ("year", "date"))
+                    for o, c, _ in pieces)),
             )
             reading = al.Reading(
                 clause=al.groups(_window(clause, fig, clause_figs) + " " + labels),
