@@ -124,7 +124,8 @@ def _key(fig: nb.Figure):
 
 
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
-               question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False) -> UnitResult:
+               question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False,
+               restated: list | None = None) -> UnitResult:
     """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
     says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
     out = UnitResult()
@@ -196,7 +197,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
-            if _compound(fig) and not anywhere:
+            if restated and any(nb.matches(fig, r) and r.kind == fig.kind for r in restated):
+                issue = None  # a heading restating a figure its section backs ("**27 %.**")
+            elif _compound(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
                 reason = "" if given else _support(

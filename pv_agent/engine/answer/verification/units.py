@@ -86,6 +86,8 @@ def split_units(answer: str) -> list[Unit]:
 
 # A line that is bold from start to end, without a citation of its own, is a heading the way
 # models write them: its figures are backed by the citations of the content under it.
+# A paragraph opening with a bold sentence of its own ("**27 %.** Innerhalb …").
+_BOLD_LEAD = re.compile(r"(\*\*|__)(?:(?!\1)[^\n])+?[.!?]\1\s+")
 _BOLD_LINE = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1:?$")
 
 
@@ -121,7 +123,13 @@ def _sentences(answer: str, start: int, end: int) -> list[Unit]:
             continue
         lead = len(piece) - len(piece.lstrip())
         s, e = start + a + lead, start + a + len(piece.rstrip())
-        unit = Unit(s, e, answer[s:e], citations_in(piece), "prose")
+        lead_bold = _BOLD_LEAD.match(answer, s, e) if a == 0 else None
+        if lead_bold and lead_bold.end() < e and not citations_in(lead_bold.group(0)):
+            # "**27 %.** Innerhalb des Sechstels gilt: …": the bold answer line heads the text
+            # after it, as a heading does
+            units.append(Unit(s, s + len(lead_bold.group(0).rstrip()), lead_bold.group(0).rstrip(), [], "heading"))
+            s = lead_bold.end()
+        unit = Unit(s, e, answer[s:e], citations_in(answer[s:e]), "prose")
         if units and _only_citations(unit.text):
             prev = units[-1]
             prev.citations += [c for c in unit.citations if c not in prev.citations]

@@ -136,14 +136,19 @@ def verify(
         if c not in cited:
             cited.append(c)
 
-    issues: list[FigureIssue] = []
+    issues: list = []  # (unit number, FigureIssue)
     given: list[str] = []
     checked = 0
     failing_ids: set[str] = set()
     claim_units: list[Unit] = []
     unbacked_units: set[int] = set()
     figure_units: set[int] = set()
-    for u, around in zip(units, _surroundings(units, question_words, nb._years(nb.extract(question), question))):
+    surroundings = _surroundings(units, question_words, nb._years(nb.extract(question), question))
+    backed: dict[int, list] = {}  # per unit: its figures that are backed
+    # headings last: a heading restating a figure its section backs needs nothing more
+    order = sorted(range(len(units)), key=lambda i: units[i].kind == "heading")
+    for n in order:
+        u, around = units[n], surroundings[n]
         text = _CITATION.sub(lambda m: " " * len(m.group(0)), u.text)
         if " ".join(text.split()).strip(" .") == refusal_key:
             continue
@@ -158,16 +163,21 @@ def verify(
             unit_cites = _lead_in_citations(u, units)  # "Warum mehr als 1.000 € anfallen:" heads a list
         if not unit_cites and (_ASKS_OR_GAP.search(text) or _GAP.search(text)):
             unit_cites = cited
+        restated = [f for i in _section(n, units) for f in backed.get(i, ())] if _bare(u, text, unit_figs) else []
         result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around,
-                            gap=bool(_GAP.search(text)))
+                            gap=bool(_GAP.search(text)), restated=restated)
+        failed = {i.figure for i in result.issues}
+        backed[n] = [f for f in unit_figs if f.text not in failed]
         checked += result.checked
         given += result.given
         for issue in result.issues:
             issue.sentence = u.text.strip()
-            issues.append(issue)
+            issues.append((n, issue))
             failing_ids.update(unit_cites)
             unbacked_units.add(id(u))
 
+    issues = [issue for _, issue in sorted(issues, key=lambda p: p[0])]  # in the answer's order
+    claim_units.sort(key=units.index)
     checks: list[CitationCheck] = []
     unknown: list[str] = []
     for c in cited:
@@ -228,6 +238,24 @@ def _lead_in_citations(lead: Unit, units: list[Unit]) -> list[str]:
         if u.kind not in ("item", "row"):
             break
         out += [c for c in u.citations if c not in out]
+    return out
+
+
+def _bare(u: Unit, text: str, figs: list) -> bool:
+    """A heading that names little more than its figures ("**27 %.**", "**1,5 % (max. 720 € pro
+    Monat).**"): it restates what its section says, and says of them nothing to check."""
+    if u.kind != "heading" or any(f.kind in ("year", "date") for f in figs):
+        return False
+    return len(al.groups(nb._without_figures(text, nb.extract(text)))) <= 2
+
+
+def _section(n: int, units: list[Unit]) -> list[int]:
+    """The units under the heading ``units[n]``, up to the next heading."""
+    out = []
+    for i in range(n + 1, len(units)):
+        if units[i].kind == "heading":
+            break
+        out.append(i)
     return out
 
 
