@@ -66,6 +66,7 @@ class UnitResult:
     checked: int = 0
     given: list[str] = field(default_factory=list)
     issues: list[FigureIssue] = field(default_factory=list)
+    beside_question: list = field(default_factory=list)  # figures written next to one the question gave
 
 
 class BlockFacts(dict):
@@ -125,12 +126,14 @@ def _key(fig: nb.Figure):
 
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
                question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False,
-               restated: list | None = None) -> UnitResult:
+               restated: list | None = None, gap_years: bool = False) -> UnitResult:
     """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
     says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
     out = UnitResult()
     all_figs = nb.extract(text)
     cited_facts, answer_facts = facts.index(cites), facts.index(answer_cites)
+    if gap_years:  # "Eine Aussage für 2026 enthalten die Blöcke nicht": a year of the context
+        answer_facts = facts.index(list(facts.blocks))
     refuted = bool(_REFUTED_IN_ANSWER.search(text))
     years_before = frozenset()  # years carry within a sentence, never into the next one
     pieces = _pieces(kind, text, around.header_cells)
@@ -158,6 +161,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
                 continue
             given = _given(fig, clause, clause_figs, question_figures)
+            if question_figures and any(_given(o, clause, clause_figs, question_figures)
+                                        for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
+                out.beside_question.append(nb.shifted(fig, offset))
             if given:
                 out.given.append(fig.text)
             else:
@@ -193,17 +199,20 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # a year is backed by any cited entry about that year; every other figure by a
             # fact of an entry cited in its own sentence
             # an example ("z. B. 38,5 h") or a name ("die 1-%-Stufe", "5-Tage-Woche") is no cell of its own
-            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start])) or _compound(fig)
+            # a named cell ("die 27-%-Stufe") is read like the value it names
+            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start]))
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
-            if restated and any(nb.matches(fig, r) and r.kind == fig.kind for r in restated):
-                issue = None  # a heading restating a figure its section backs ("**27 %.**")
-            elif _compound(fig) and not anywhere:
+            if restated is not None and fig.kind not in ("year", "date"):
+                # a bare heading ("**27 %.**") restates a figure its section backs, or says nothing
+                # that tells which cell it means
+                issue = None if any(nb.matches(fig, r) and r.kind == fig.kind for r in restated) \
+                    else ("ambiguous", "")
+            elif _counted_name(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
-                reason = "" if given else _support(
-                    fig, dataclasses.replace(role, companions=()) if _counted_name(fig) else role, cited_facts)
+                reason = "" if given else _support(fig, dataclasses.replace(role, companions=()), cited_facts)
                 issue = (reason, "") if reason else None
             elif given:
                 # the clerk's figure needs no source – but where a cited entry holds it, the
@@ -252,7 +261,9 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
 def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
     if fig.kind in ("year", "date", "number") or _support(fig, role, cited_facts):
         return None  # not in the cited entries in this role: the question's own figure
-    return _backing(fig, role, reading, cited_facts, facts)
+    issue = _backing(fig, role, reading, cited_facts, facts)
+    # the clerk's figure need not say which cell it is; only one naming another cell is misplaced
+    return None if issue and issue[0] == "ambiguous" else issue
 
 
 def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:

@@ -88,6 +88,13 @@ def split_units(answer: str) -> list[Unit]:
 # models write them: its figures are backed by the citations of the content under it.
 # A paragraph opening with a bold sentence of its own ("**27 %.** Innerhalb …").
 _BOLD_LEAD = re.compile(r"(\*\*|__)(?:(?!\1)[^\n])+?[.!?]\1\s+")
+
+
+def _bare_bold(text: str) -> bool:
+    """A bold answer line of little more than figures ("**27 %.**", "**1,5 % (max. 720 € pro Monat).**")."""
+    return bool(re.search(r"\d", text)) and len(re.findall(r"[A-Za-zÄÖÜäöüß]{2,}", text)) <= 4
+
+
 _BOLD_LINE = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1:?$")
 
 
@@ -124,7 +131,8 @@ def _sentences(answer: str, start: int, end: int) -> list[Unit]:
         lead = len(piece) - len(piece.lstrip())
         s, e = start + a + lead, start + a + len(piece.rstrip())
         lead_bold = _BOLD_LEAD.match(answer, s, e) if a == 0 else None
-        if lead_bold and lead_bold.end() < e and not citations_in(lead_bold.group(0)):
+        if lead_bold and lead_bold.end() < e and not citations_in(lead_bold.group(0)) \
+                and _bare_bold(lead_bold.group(0)):
             # "**27 %.** Innerhalb des Sechstels gilt: …": the bold answer line heads the text
             # after it, as a heading does
             units.append(Unit(s, s + len(lead_bold.group(0).rstrip()), lead_bold.group(0).rstrip(), [], "heading"))

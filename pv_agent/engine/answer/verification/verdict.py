@@ -24,7 +24,7 @@ from ..context import Context
 from . import alignment as al
 from ... import figures as nb
 from .backing import REASONS, BlockFacts, FigureIssue, Surroundings, check_unit, table_cells
-from .claims import _GAP, ClaimCheck, Similarity, _claim_support, _is_claim
+from .claims import _GAP, GAP_WIDE, ClaimCheck, Similarity, _claim_support, _is_claim
 from .conflicts import ConflictGroup, _check_conflict_sides, find_conflicts
 from .given import _question_figures
 from .units import _CITATION, Unit, citations_in, split_units
@@ -163,11 +163,13 @@ def verify(
             unit_cites = _lead_in_citations(u, units)  # "Warum mehr als 1.000 € anfallen:" heads a list
         if not unit_cites and (_ASKS_OR_GAP.search(text) or _GAP.search(text)):
             unit_cites = cited
-        restated = [f for i in _section(n, units) for f in backed.get(i, ())] if _bare(u, text, unit_figs) else []
+        restated = _restated(n, units, backed, question_figures, unit_figs) if _bare(u, text, unit_figs) else None
         result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around,
-                            gap=bool(_GAP.search(text)), restated=restated)
+                            gap=bool(_GAP.search(text)), gap_years=bool(GAP_WIDE.search(text)),
+                            restated=restated)
         failed = {i.figure for i in result.issues}
-        backed[n] = [f for f in unit_figs if f.text not in failed]
+        near_question = {(f.start, f.text) for f in result.beside_question}
+        backed[n] = [(f, (f.start, f.text) in near_question) for f in unit_figs if f.text not in failed]
         checked += result.checked
         given += result.given
         for issue in result.issues:
@@ -247,6 +249,27 @@ def _bare(u: Unit, text: str, figs: list) -> bool:
     if u.kind != "heading" or any(f.kind in ("year", "date") for f in figs):
         return False
     return len(al.groups(nb._without_figures(text, nb.extract(text)))) <= 2
+
+
+def _restated(n: int, units: list[Unit], backed: dict, question_figures, heading_figs) -> list:
+    """The backed figures of the section under heading ``n`` a bare heading may restate. When
+    the question gave figures, the heading answers it: it restates a figure written next to one
+    of them ("**27 %.**" … "nächste 25.000 € 27 %" for "der Teil über 25.000"), or one the
+    question itself names ("1,5 oder 2 %?"), or one standing in a sentence with such a figure
+    that the heading restates too ("**1,5 % (max. 720 €).**" … "1,5 %, höchstens 720 €")."""
+    per_unit = [backed.get(i, ()) for i in _section(n, units)]
+    asked = [q.figure for q in question_figures if q.figure.kind not in ("year", "date")]
+    if not asked:
+        return [f for figs in per_unit for f, _ in figs]
+
+    def answers(f, near):
+        return near or any(f.value == q.value for q in asked)
+
+    out = []
+    for figs in per_unit:
+        anchors = [f for f, near in figs if answers(f, near) and any(nb.matches(h, f) for h in heading_figs)]
+        out += [f for f, near in figs if answers(f, near) or anchors]
+    return out
 
 
 def _section(n: int, units: list[Unit]) -> list[int]:
