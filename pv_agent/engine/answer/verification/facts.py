@@ -39,6 +39,9 @@ _BOUND_IN_BLOCK = re.compile(
     r"|\b(?:max|mind|min)\."
     r"|nicht überschreit|nicht übersteig", re.I,
 )
+# "Der Satz ist ein Höchstbetrag": a paragraph that calls its figures limits
+_PARAGRAPH_BOUND = re.compile(r"\b(?:ist|sind|gilt|gelten) (?:als )?(?:ein|eine|der|die)?\s*(?:Höchst\w*|Obergrenze\w*|Grenze\w*)",
+                              re.I)
 # A block sentence that calls its own figure wrong does not back that figure.
 _REFUTED = re.compile(r"\b(?:falsch\w*|veraltet\w*|überholt\w*|irrtümlich\w*|fehlerhaft\w*)", re.I)
 
@@ -244,6 +247,7 @@ def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, 
     prefixes kept as context."""
     where = "item" if kind == "item" else "prose"
     facts: list[Fact] = []
+    paragraph_bound = bool(_PARAGRAPH_BOUND.search(text))
     for sentence in md.sentences(md.plain(_CITATION_BRACKETS.sub(" ", text))):
         label, sep, rest = sentence.partition(": ")
         sentence_figs = extract(sentence)
@@ -256,6 +260,8 @@ def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, 
                                    title, where, sentence):
             if refuted and not fact.role.refuted:
                 fact = replace(fact, role=replace(fact.role, refuted=True))
+            if paragraph_bound and not fact.role.bound:
+                fact = replace(fact, role=replace(fact.role, bound=True))
             facts.append(fact)
     return tuple(facts)
 
