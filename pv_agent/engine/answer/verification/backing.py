@@ -126,7 +126,8 @@ def _key(fig: nb.Figure):
 
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
                question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False,
-               restated: list | None = None, gap_years: bool = False) -> UnitResult:
+               restated: list | None = None, gap_years: bool = False,
+               restated_in: list | None = None) -> UnitResult:
     """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
     says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
     out = UnitResult()
@@ -209,6 +210,10 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # that tells which cell it means
                 issue = None if any(nb.matches(fig, r) and r.kind == fig.kind for r in restated) \
                     else ("ambiguous", "")
+                # a bold lead opening a sentence ("**1,5 %.** … [pv-sb-03]"): that sentence's entries hold it
+                if issue is None and restated_in and not any(
+                        nb.matches(fig, f.figure) for f in facts.index(restated_in).candidates(fig)):
+                    issue = ("not_in_block", "")
             elif _counted_name(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure

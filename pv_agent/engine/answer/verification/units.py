@@ -26,6 +26,7 @@ class Unit:
     text: str
     citations: list[str]
     kind: str  # prose | item | row | heading | code
+    lead_of: list | None = None  # a bold lead split off a sentence: that sentence's citations
 
 
 
@@ -135,7 +136,9 @@ def _sentences(answer: str, start: int, end: int) -> list[Unit]:
                 and _bare_bold(lead_bold.group(0)):
             # "**27 %.** Innerhalb des Sechstels gilt: …": the bold answer line heads the text
             # after it, as a heading does
-            units.append(Unit(s, s + len(lead_bold.group(0).rstrip()), lead_bold.group(0).rstrip(), [], "heading"))
+            heading = Unit(s, s + len(lead_bold.group(0).rstrip()), lead_bold.group(0).rstrip(), [], "heading")
+            heading.lead_of = citations_in(answer[lead_bold.end():e])  # the sentence it opens
+            units.append(heading)
             s = lead_bold.end()
         unit = Unit(s, e, answer[s:e], citations_in(answer[s:e]), "prose")
         if units and _only_citations(unit.text):
