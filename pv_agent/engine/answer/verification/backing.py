@@ -141,8 +141,14 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     # the clauses without a figure of their own speak of the sentence's figures as a whole
     sentence_words = frozenset() if kind == "row" else al.groups(" ".join(
         c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
+    # "überholt" is said of the figures of its clause; in no clause with a figure, of all of them
+    refuted_clauses = [bool(_REFUTED_IN_ANSWER.search(c)) for _, c, _ in pieces] if refuted else []
+    refuted_with_figure = refuted and any(
+        r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
+        for r, (o, c, _) in zip(refuted_clauses, pieces))
     label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
-    for offset, clause, labels in pieces:
+    for n_piece, (offset, clause, labels) in enumerate(pieces):
+        clause_refuted = bool(refuted_clauses[n_piece]) if refuted else False
         if kind == "row":
             years_before = frozenset()  # a cell names its own years (or its row and column do)
         else:
@@ -158,12 +164,13 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         scope = text if kind != "row" else f"{labels} {clause}"
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
         plain_scope = nb._without_figures(scope, scope_figs)
+        given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
+            if question_figures else {}
         for fig in clause_figs:
             if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
                 continue
-            given = _given(fig, clause, clause_figs, question_figures)
-            if question_figures and any(_given(o, clause, clause_figs, question_figures)
-                                        for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
+            given = given_here.get(id(fig), False)
+            if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
                 out.beside_question.append(nb.shifted(fig, offset))
             if given:
                 out.given.append(fig.text)
@@ -183,10 +190,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 surcharge=True if role.surcharge else (None if named_surcharge else False),
                 # "2.100 € ist überholt, 2024 galt 2.447 €": said of the figures of its clause; a
                 # sentence that says it in no clause with a figure says it of all of them
-                bound=role.bound, refuted=refuted and (bool(_REFUTED_IN_ANSWER.search(clause)) or not any(
-                    _REFUTED_IN_ANSWER.search(c) and any(nb.in_clause(f, o, c) for f in all_figs
-                                                          if f.kind not in ("year", "date"))
-                    for o, c, _ in pieces)),
+                bound=role.bound, refuted=refuted and (clause_refuted or not refuted_with_figure),
             )
             reading = al.Reading(
                 clause=al.groups(_window(clause, fig, clause_figs) + " " + labels),
