@@ -164,6 +164,10 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         scope = text if kind != "row" else f"{labels} {clause}"
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
         plain_scope = nb._without_figures(scope, scope_figs)
+        # the row words of the sentence (or, in a table, of the cell's row and column): once per clause
+        scope_period = fc._dimension(fc._PERIODS, plain_scope)
+        scope_share = fc._dimension(fc._SHARES, plain_scope)
+        named_surcharge = bool(fc._SURCHARGE.search(scope))
         given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
             if question_figures else {}
         for fig in clause_figs:
@@ -180,11 +184,10 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             label_figs = nb.extract(labels) if labels else []
             role = fc.role_of(fig, clause, value_figs if fig in value_figs else clause_figs, context=labels,
                               context_figs=label_figs, fallback_years=years_before)
-            named_surcharge = bool(fc._SURCHARGE.search(scope))
             role = fc.Role(
                 companions=role.companions, years=role.years,
-                period=role.period or fc._dimension(fc._PERIODS, plain_scope),
-                share=role.share or fc._dimension(fc._SHARES, plain_scope),
+                period=role.period or scope_period,
+                share=role.share or scope_share,
                 side=role.side,  # named in its own clause (or its row and column): no further
                 # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
                 surcharge=True if role.surcharge else (None if named_surcharge else False),
