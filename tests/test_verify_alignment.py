@@ -56,7 +56,39 @@ LANGUAGE_AND_BOUNDS = [
 ]
 
 
-@pytest.mark.parametrize("blocks, question, draft, passes, reason", WRONG_CELL + STRUCTURE + LANGUAGE_AND_BOUNDS)
+# The rules of the second round (docs/verification.md §2a, §4–§6), each with its wrong twin.
+SECOND_ROUND = [
+    # the answer's own "Label:" carries to its clauses; DN / DG / gesamt are columns of their own
+    (("pv-sv-08",), "", "- AV: DN 2,95 %, DG 2,95 % (Stand 2025-01) [pv-sv-08]", True, None),
+    (("pv-sv-08",), "", "- KV: DN 3,87 %, DG 3,78 % (Stand 2025-01) [pv-sv-08]", True, None),
+    (("pv-sv-08",), "", "- KV: DN 3,87 %, DG 7,65 % (Stand 2025-01) [pv-sv-08]", False, "side"),
+    (("pv-sv-08",), "", "- KV: DN 3,78 %, DG 3,87 % (Stand 2025-01) [pv-sv-08]", False, None),
+    # a counted name stands next to no figure; a name in a block backs no value
+    (("pv-url-02",), "", "Nach 25 Dienstjahren steigt der Urlaubsanspruch von 30 auf 36 Werktage, bei einer "
+     "5-Tage-Woche von 25 auf 30 Arbeitstage (Stand 2025-01) [pv-url-02].", True, None),
+    # "überholt" is said of its own clause
+    (("pv-sz-07", "pv-sz-06"), "", "- ⚠ Ältere Werte nicht verwenden: 2.100 € ist überholt, für 2024 galt "
+     "nachträglich 2.447 € (Stand 2024-01) [⚠ pv-sz-07].", True, None),
+    (("pv-sz-07", "pv-sz-06"), "", "- ⚠ Ältere Werte nicht verwenden: 2.100 € ist überholt, für 2024 galt "
+     "nachträglich 2.100 € (Stand 2024-01) [⚠ pv-sz-07].", False, None),
+    # a paragraph calling its figure a Höchstbetrag makes it a limit
+    (("pv-rk-01",), "", "Für Dienstreisen mit dem eigenen Pkw dürfen Sie seit 1.1.2025 höchstens 0,50 € je "
+     "gefahrenem Kilometer (Stand 2025-10) steuerfrei ersetzen [pv-rk-01].", True, None),
+    # a bare bold answer line restates the figure of its section that answers the question
+    (("pv-sz-03",), "Mit welchem Satz wird der Teil über 25.000 versteuert?",
+     "**27 %.** Im Sechstel gilt: erste 620 € 0 %, nächste 24.380 € 6 %, nächste 25.000 € 27 % "
+     "(Stand 2025-01) [pv-sz-03].", True, None),
+    (("pv-sz-03",), "Mit welchem Satz wird der Teil über 25.000 versteuert?",
+     "**0 %.** Im Sechstel gilt: erste 620 € 0 %, nächste 24.380 € 6 %, nächste 25.000 € 27 % "
+     "(Stand 2025-01) [pv-sz-03].", False, "ambiguous"),
+    # a bare number of the question is given with the unit the answer adds
+    (("pv-pf-02",), "Kind (8) ist krank – gibts noch was?",
+     "Mit 8 Jahren liegt das Kind unter der Altersgrenze von 12 Jahren [pv-pf-02].", True, None),
+]
+
+
+@pytest.mark.parametrize("blocks, question, draft, passes, reason",
+                         WRONG_CELL + STRUCTURE + LANGUAGE_AND_BOUNDS + SECOND_ROUND)
 def test_rule(blocks, question, draft, passes, reason):
     result = verify(draft, kb_context(*blocks), question=question)
     assert result.ok is passes, result.flags()

@@ -14,20 +14,21 @@ from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
 # Issue 27's "Done when" targets. They are NOT met yet (docs/verification.md, §10): on the report
-# split the verifier accepts 69 % of the right drafts and 0–27 % of the mutations per kind.
+# split the verifier accepts 85 % of the right drafts and 0–22 % of the mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: today's measured rates on report + adversarial (2026-12-03, tools/mutation_report.py),
+# What CI asserts: today's measured rates on report + adversarial (2026-12-04, tools/mutation_report.py),
 # rounded to the next step, so that a change making the verifier worse fails. Tighten them as it improves.
-RIGHT_OK_MIN = 0.65  # measured 27/39 = 69.2 %
+# (Since issue 27's second round every existing split is calibration data; see docs/verification.md §10.)
+RIGHT_OK_MIN = 0.80  # measured 33/39 = 84.6 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.07,  # 4/82 = 4.9 %
-    "other_year": 0.02,  # 0/51
-    "period": 0.15,  # 4/34 = 11.8 %
-    "digits": 0.01,  # 1/343 = 0.3 %
-    "swap": 0.17,  # 6/43 = 14.0 %
-    "neighbour_citation": 0.03,  # 1/55 = 1.8 %
+    "other_row": 0.05,  # 5/122 = 4.1 %
+    "other_year": 0.02,  # 0/53
+    "period": 0.12,  # 4/37 = 10.8 %
+    "digits": 0.01,  # 1/425 = 0.2 %
+    "swap": 0.09,  # 4/53 = 7.5 %
+    "neighbour_citation": 0.02,  # 1/79 = 1.3 %
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,

@@ -24,6 +24,7 @@ The figures written beside it count like words: a row holding them is the row it
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -61,6 +62,7 @@ _GENERIC = frozenset(
     "dabei damit somit also bzw siehe nur noch auch sind ist wird werden vergleich beispiel hinweis "
     "achtung etwa zb je steht stehen".split()
 )
+_OPPOSITE_TAILS = frozenset({"neh", "geb"})
 _LONG_SHORT = re.compile(r"([A-Za-zÄÖÜäöüß-]{6,})\s*\(([A-Za-zÄÖÜ]{2,6})\)")
 
 
@@ -129,7 +131,14 @@ def _match(word: str, other: str) -> bool:
     short, long_ = (word, other) if len(word) <= len(other) else (other, word)
     if len(short) < 5:
         return False
-    return short in long_ or short[:6] == long_[:6] and len(short) >= 6
+    if short in long_:
+        return True
+    if len(short) < 6 or short[:6] != long_[:6]:
+        return False
+    # a common first part, unless the rest names the other side: "Dienstnehmer" and
+    # "Dienstgeber", "Arbeitnehmer" and "Arbeitgeber" are opposites
+    common = len(os.path.commonprefix((short, long_)))
+    return not {short[common:common + 3], long_[common:common + 3]} & _OPPOSITE_TAILS
 
 
 @lru_cache(maxsize=65536)
@@ -147,7 +156,7 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
     if not with_value or not others:  # nothing to choose between
         return Alignment(True, quoted=with_value[0] if with_value else None)
     pool = with_value + others
-    near, far = _scores(pool, reading, titles, aliases)
+    near, far = _scores(fig, pool, reading, titles, aliases)
     if trace is not None:
         trace += sorted(((round(a, 2), round(b, 2), f.figure.text, describe(f, 60))
                          for a, b, f in zip(near, far, pool)), reverse=True)
@@ -166,7 +175,7 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
     return Alignment(True, quoted=quoted)
 
 
-def _scores(pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[float], list[float]]:
+def _scores(fig, pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[float], list[float]]:
     """Per fact: the evidence of the figure's own sentence (words, years, the figures beside it)
     and that of what stands around it (heading, lead-in, question, the years named there)."""
     # an entry's title is said of all its facts: it tells facts of different cited entries apart
@@ -192,13 +201,18 @@ def _scores(pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[f
             s_far += CONTEXT_YEAR_WEIGHT if f.role.years & reading.context_years else 0.0
         elif f.role.years and max(f.role.years) == latest:
             s_far += LATEST_YEAR_WEIGHT  # "beträgt", no year named: the current value
-        # a value the sentence writes elsewhere is more likely that other figure's cell than this one's
-        if any(same_value(c, f.figure) for c in elsewhere):
-            s_near -= ELSEWHERE_PENALTY
         beside = f.role.companions + f.mates
+        # a value the sentence writes elsewhere is more likely that other figure's cell than this
+        # one's – unless the block too writes the value twice side by side ("AV | 2,95 % | 2,95 %"
+        # for "AV: DN 2,95 %, DG 2,95 %")
+        if any(same_value(c, f.figure) for c in elsewhere) and not (
+                same_value(fig, f.figure) and any(same_value(fig, o) for o in beside + f.row_mates)):
+            s_near -= ELSEWHERE_PENALTY
         s_near += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(same_value(c, o) for o in beside))
-        s_near += COMPANION_WEIGHT / 2 * sum(1 for c in reading.sentence_companions
-                                             if any(same_value(c, o) for o in beside))
+        # figures elsewhere in the sentence: weak evidence, one at most (a sentence restating a
+        # block sentence with many figures elsewhere is no evidence for each of them)
+        s_near += COMPANION_WEIGHT / 2 * min(1, sum(1 for c in reading.sentence_companions
+                                                    if any(same_value(c, o) for o in beside)))
         near.append(s_near)
         far.append(s_far)
     return near, far

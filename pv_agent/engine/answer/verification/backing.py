@@ -21,6 +21,7 @@ REASONS = {
     "year": "steht im zitierten Eintrag für ein anderes Jahr",
     "period": "steht im zitierten Eintrag in einer anderen Zeile (monatlich/täglich/jährlich)",
     "share": "steht im zitierten Eintrag in einer anderen Spalte (voll/halb)",
+    "side": "steht im zitierten Eintrag für eine andere Seite (Dienstnehmer/Dienstgeber/gesamt)",
     "row": "steht im zitierten Eintrag in einer anderen Zeile",
     "bound": "ist im zitierten Eintrag keine Grenze",
     "refuted": "wird im zitierten Eintrag als falsch oder überholt bezeichnet",
@@ -65,6 +66,7 @@ class UnitResult:
     checked: int = 0
     given: list[str] = field(default_factory=list)
     issues: list[FigureIssue] = field(default_factory=list)
+    beside_question: list = field(default_factory=list)  # figures written next to one the question gave
 
 
 class BlockFacts(dict):
@@ -123,64 +125,108 @@ def _key(fig: nb.Figure):
 
 
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
-               question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False) -> UnitResult:
+               question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False,
+               restated: list | None = None, gap_years: bool = False,
+               restated_in: list | None = None) -> UnitResult:
     """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
     says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
     out = UnitResult()
     all_figs = nb.extract(text)
     cited_facts, answer_facts = facts.index(cites), facts.index(answer_cites)
+    if gap_years:  # "Eine Aussage für 2026 enthalten die Blöcke nicht": a year of the context
+        answer_facts = facts.index(list(facts.blocks))
     refuted = bool(_REFUTED_IN_ANSWER.search(text))
     years_before = frozenset()  # years carry within a sentence, never into the next one
     pieces = _pieces(kind, text, around.header_cells)
     # the clauses without a figure of their own speak of the sentence's figures as a whole
     sentence_words = frozenset() if kind == "row" else al.groups(" ".join(
         c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
-    for offset, clause, labels in pieces:
+    # "überholt" is said of the figures of its clause; in no clause with a figure, of all of them
+    refuted_clauses = [bool(_REFUTED_IN_ANSWER.search(c)) for _, c, _ in pieces] if refuted else []
+    refuted_with_figure = refuted and any(
+        r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
+        for r, (o, c, _) in zip(refuted_clauses, pieces))
+    label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
+    for n_piece, (offset, clause, labels) in enumerate(pieces):
+        clause_refuted = bool(refuted_clauses[n_piece]) if refuted else False
         if kind == "row":
             years_before = frozenset()  # a cell names its own years (or its row and column do)
+        else:
+            own_label = _lead_label(clause)
+            label, carried = (own_label or label), ("" if own_label else label)
+            if carried:
+                labels = carried
         clause_figs = [nb.shifted(f, -offset) for f in all_figs if nb.in_clause(f, offset, clause)]
+        # a counted name ("5-Tage-Woche", "17-Wochen-Zeitraum") is no value standing next to the
+        # others; a named cell ("der 40-%-Satz") still is
+        value_figs = [f for f in clause_figs if not _counted_name(f)]
         years_before = nb._years(clause_figs, clause) or years_before
         scope = text if kind != "row" else f"{labels} {clause}"
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
         plain_scope = nb._without_figures(scope, scope_figs)
+        # the row words of the sentence (or, in a table, of the cell's row and column): once per clause
+        scope_period = fc._dimension(fc._PERIODS, plain_scope)
+        scope_share = fc._dimension(fc._SHARES, plain_scope)
+        named_surcharge = bool(fc._SURCHARGE.search(scope))
+        given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
+            if question_figures else {}
         for fig in clause_figs:
             if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
                 continue
-            given = _given(fig, clause, clause_figs, question_figures)
+            given = given_here.get(id(fig), False)
+            if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
+                out.beside_question.append(nb.shifted(fig, offset))
             if given:
                 out.given.append(fig.text)
             else:
                 out.checked += 1
             # a cell of an answer table stands in its row and column: their labels name its years too
             label_figs = nb.extract(labels) if labels else []
-            role = fc.role_of(fig, clause, clause_figs, context=labels, context_figs=label_figs,
-                              fallback_years=years_before)
-            named_surcharge = bool(fc._SURCHARGE.search(scope))
+            role = fc.role_of(fig, clause, value_figs if fig in value_figs else clause_figs, context=labels,
+                              context_figs=label_figs, fallback_years=years_before)
             role = fc.Role(
                 companions=role.companions, years=role.years,
-                period=role.period or fc._dimension(fc._PERIODS, plain_scope),
-                share=role.share or fc._dimension(fc._SHARES, plain_scope),
+                period=role.period or scope_period,
+                share=role.share or scope_share,
+                side=role.side,  # named in its own clause (or its row and column): no further
                 # in its own clause: a Zuschlag; elsewhere in the sentence only: undecided
                 surcharge=True if role.surcharge else (None if named_surcharge else False),
-                bound=role.bound, refuted=refuted,
+                # "2.100 € ist überholt, 2024 galt 2.447 €": said of the figures of its clause; a
+                # sentence that says it in no clause with a figure says it of all of them
+                bound=role.bound, refuted=refuted and (clause_refuted or not refuted_with_figure),
             )
             reading = al.Reading(
                 clause=al.groups(_window(clause, fig, clause_figs) + " " + labels),
                 sentence=sentence_words, around=around.around, question=around.question, years=role.years,
                 context_years=around.years,
-                companions=tuple(f for f in clause_figs if f is not fig and f.kind not in ("year", "date")),
+                companions=tuple(f for f in value_figs if f is not fig and f.kind not in ("year", "date")),
                 sentence_companions=tuple(f for f in all_figs if f.kind not in ("year", "date")
-                                          and not nb.in_clause(f, offset, clause)),
+                                          and not _counted_name(f) and not nb.in_clause(f, offset, clause)),
                 # "0 %, 6 %, 27 % und 35,75 %": a sentence with several figures of one class
                 listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
             # a year is backed by any cited entry about that year; every other figure by a
             # fact of an entry cited in its own sentence
             # an example ("z. B. 38,5 h") or a name ("die 1-%-Stufe", "5-Tage-Woche") is no cell of its own
-            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start])) or _compound(fig)
+            # a named cell ("die 27-%-Stufe") is read like the value it names
+            example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start]))
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
-            if given:
+            if restated is not None and fig.kind not in ("year", "date"):
+                # a bare heading ("**27 %.**") restates a figure its section backs, or says nothing
+                # that tells which cell it means
+                issue = None if any(nb.matches(fig, r) and r.kind == fig.kind for r in restated) \
+                    else ("ambiguous", "")
+                # a bold lead opening a sentence ("**1,5 %.** … [pv-sb-03]"): that sentence's entries hold it
+                if issue is None and restated_in and not any(
+                        nb.matches(fig, f.figure) for f in facts.index(restated_in).candidates(fig)):
+                    issue = ("not_in_block", "")
+            elif _counted_name(fig) and not anywhere:
+                # a name needs its value in a cited entry, in a role the sentence does not
+                # contradict – but stands next to no other figure
+                reason = "" if given else _support(fig, dataclasses.replace(role, companions=()), cited_facts)
+                issue = (reason, "") if reason else None
+            elif given:
                 # the clerk's figure needs no source – but where a cited entry holds it, the
                 # sentence must not pass it off as another cell's value ("nach der Novelle 10
                 # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
@@ -227,7 +273,9 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
 def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
     if fig.kind in ("year", "date", "number") or _support(fig, role, cited_facts):
         return None  # not in the cited entries in this role: the question's own figure
-    return _backing(fig, role, reading, cited_facts, facts)
+    issue = _backing(fig, role, reading, cited_facts, facts)
+    # the clerk's figure need not say which cell it is; only one naming another cell is misplaced
+    return None if issue and issue[0] == "ambiguous" else issue
 
 
 def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
@@ -240,6 +288,19 @@ def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
             or fig.kind.startswith("count:") and fig.kind[6:11] in about:
         return dataclasses.replace(fact, figure=dataclasses.replace(fact.figure, kind=fig.kind))
     return fact
+
+
+_LABEL = re.compile(r"^[\s*_\-•]*([A-Za-zÄÖÜäöüß][^:\d]{0,40}?)\**:\s")
+
+
+def _lead_label(clause: str) -> str:
+    """The "Label:" a clause of the answer opens with (a few words, no figure), or ""."""
+    m = _LABEL.match(clause)
+    return m.group(1) if m and len(m.group(1).split()) <= 4 else ""
+
+
+def _counted_name(fig: nb.Figure) -> bool:
+    return fig.kind.startswith("count:") and _compound(fig)
 
 
 def _compound(fig: nb.Figure) -> bool:
@@ -299,8 +360,8 @@ def _support(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> str:
         return "" if fig.value in cited_facts.years else "not_in_block"
     reasons = []
     for fact in cited_facts.candidates(fig):
-        if not nb.matches(fig, fact.figure):
-            continue
+        if not nb.matches(fig, fact.figure) or _compound(fact.figure) and not _compound(fig):
+            continue  # a name in the block ("5-Tage-Woche") is no value of 5 Arbeitstage
         if fig.kind == "date":
             if fig.value[0] is None and fact.figure.value[0] is None and role.years and fact.role.years \
                     and not role.years & fact.role.years:

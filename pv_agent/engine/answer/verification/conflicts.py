@@ -11,7 +11,7 @@ from ..context import ContextBlock
 from . import facts as fc
 from ... import figures as nb
 from .claims import _GAP
-from .units import _LIST_ITEM, Unit
+from .units import _CITATION, _LIST_ITEM, Unit
 
 # "Siehe auch [id]" names an entry without stating what it says.
 _SEE_ALSO = re.compile(r"\b(?:siehe(?: auch)?|vgl\.?|s\. auch|weiterführend)\b", re.IGNORECASE)
@@ -171,21 +171,42 @@ def _iter_quantities(text: str, topic: str, stand: str):
 
 
 def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blocks) -> None:
-    stated: list[str] = []
-    marked: set[str] = set()
-    status_named: set[str] = set()
+    statements = []  # (unit, its value figures) of the units that can state a side
     for u in units:
         # a heading, a "siehe auch" and a sentence saying what the blocks leave open state no side
         if u.kind == "heading" or _SEE_ALSO.search(u.text) or _GAP.search(u.text):
             continue
-        for c in u.citations:
-            if c not in stated:
-                stated.append(c)
-            if "⚠" in u.text:
-                marked.add(c)
-            if _STATUS_WORDS.search(u.text):
-                status_named.add(c)
+        text = _CITATION.sub(" ", u.text)
+        values = {_value_key(f) for f in nb.extract(text) if _is_value(f)}
+        statements.append((u, values))
     for g in conflicts:
+        facts = {i: _value_facts(blocks[i]) for i in g.ids if i in blocks}
+        stated: list[str] = []
+        marked: set[str] = set()
+        status_named: set[str] = set()
+        for u, values in statements:
+            cites = [c for c in u.citations if c in g.ids]
+            # by design, a sentence citing a side states it, whatever its figures are about
+            if not cites:
+                continue
+            shown = list(cites)
+            if "⚠" in u.text and _STATUS_WORDS.search(u.text):
+                # "⚠ 2.100 € ist überholt, 2024 galt 2.447 € [⚠ pv-sz-07]": the entry that settles
+                # the dispute reports the other side – a value the cited entry holds only as the
+                # outdated one shows the side that states it
+                for other in g.ids:
+                    if other not in cites and other in facts and any(
+                            v in facts[other][0] | facts[other][1]
+                            and all(v not in facts[c][0] for c in cites if c in facts)
+                            and any(v in facts[c][1] for c in cites if c in facts) for v in values):
+                        shown.append(other)
+            for c in shown:
+                if c not in stated:
+                    stated.append(c)
+                if "⚠" in u.text:
+                    marked.add(c)
+                if _STATUS_WORDS.search(u.text):
+                    status_named.add(c)
         g.cited = [i for i in g.ids if i in stated]
         if g.reason == "marked":
             g.unmarked = [i for i in g.cited if i not in marked]
@@ -193,3 +214,18 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
         g.status_missing = bool(g.cited) and says_status and not (status_named & set(g.cited))
 
 
+def _is_value(f) -> bool:
+    return f.kind in ("money", "percent") or f.kind.startswith("count:")
+
+
+def _value_key(f) -> tuple:
+    return (nb.value_class(f), f.value)
+
+
+def _value_facts(block: ContextBlock) -> tuple[frozenset, frozenset]:
+    """(values the block states, values it calls wrong or outdated)."""
+    stated, refuted = set(), set()
+    for f in fc.facts_of_block(block.entry_id, block.text, block.title, block.stand):
+        if f.where != "stand" and _is_value(f.figure):
+            (refuted if f.role.refuted else stated).add(_value_key(f.figure))
+    return frozenset(stated), frozenset(refuted)

@@ -24,6 +24,10 @@ _PERIODS = re.compile(
 )
 _SHARES = re.compile(r"(?P<full>\bvoll(?:e[nmrs]?)?\b)|(?P<half>\bhalb(?:e[nmrs]?)?\b)", re.I)
 _SURCHARGE = re.compile(r"zuschl[aä]g", re.I)
+# Who pays: the employee's and the employer's share and their sum are columns of their own
+# ("KV | DN 3,87 % | DG 3,78 % | gesamt 7,65 %").
+_SIDES = re.compile(r"(?P<employee>\bDN\b|\bDN-|[Dd]ienstnehmer\w*)|(?P<employer>\bDG\b|\bDG-|[Dd]ienstgeber\w*)"
+                    r"|(?P<total>\b[Gg]esamt\b)")
 # Before a figure in a sentence: the figure is a limit, not the amount itself.
 _BOUND_IN_ANSWER = re.compile(
     r"\b(?:höchstens|maximal|bis(?: zu)?|unter|über|ab|mindestens|mehr als|weniger als|nicht mehr als|oberhalb|unterhalb)\b"
@@ -35,6 +39,9 @@ _BOUND_IN_BLOCK = re.compile(
     r"|\b(?:max|mind|min)\."
     r"|nicht überschreit|nicht übersteig", re.I,
 )
+# "Der Satz ist ein Höchstbetrag": a paragraph that calls its figures limits
+_PARAGRAPH_BOUND = re.compile(r"\b(?:ist|sind|gilt|gelten) (?:als )?(?:ein|eine|der|die)?\s*(?:Höchst\w*|Obergrenze\w*|Grenze\w*)",
+                              re.I)
 # A block sentence that calls its own figure wrong does not back that figure.
 _REFUTED = re.compile(r"\b(?:falsch\w*|veraltet\w*|überholt\w*|irrtümlich\w*|fehlerhaft\w*)", re.I)
 
@@ -57,6 +64,7 @@ class Role:
     years: frozenset = frozenset()
     period: str | None = None  # daily | monthly | yearly
     share: str | None = None  # full | half
+    side: str | None = None  # employee | employer | total (DN / DG / gesamt)
     surcharge: bool | None = None  # "Zuschlag" in the label (None: only the entry title says so)
     bound: bool = False  # written as a limit (höchstens, bis, über, Grenze …)
     refuted: bool = False  # the block calls the figure wrong or outdated
@@ -73,6 +81,7 @@ class Fact:
     label: str  # the row / list label or sentence it came from, for the report
     about: str = ""  # what the figure is the value of: row label, caption, column header; the clause
     mates: tuple = ()  # the other figures of its table cell or sentence (beyond its clause)
+    row_mates: tuple = ()  # a table cell: the figures of the other value cells of its row
 
 
 def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str = "", context_figs=(),
@@ -98,6 +107,7 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
         years=years,
         period=_only(local.periods | around.periods),
         share=_only(local.shares | around.shares),
+        side=_only(local.sides | around.sides),
         surcharge=surcharge,
         bound=bound,
         refuted=local.refuted or around.refuted,
@@ -127,6 +137,7 @@ def governs_bound(before: str) -> bool:
 class _Marks:
     periods: frozenset
     shares: frozenset
+    sides: frozenset
     surcharge: bool
     bound: bool  # limit words as a block writes them
     refuted: bool
@@ -140,6 +151,7 @@ def _marks(text: str) -> _Marks:
     return _Marks(
         frozenset(m.lastgroup for m in _PERIODS.finditer(text)) if has_period else frozenset(),
         frozenset(m.lastgroup for m in _SHARES.finditer(text)) if "voll" in low or "halb" in low else frozenset(),
+        frozenset(m.lastgroup for m in _SIDES.finditer(text)) if "d" in low or "gesamt" in low else frozenset(),
         bool(_SURCHARGE.search(text)),
         bool(_BOUND_IN_BLOCK.search(text)),
         bool(_REFUTED.search(text)),
@@ -219,8 +231,13 @@ def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tu
             parts, figs = [*row[1:], col], [*row_figs[1:], col_figs]
         context, context_figs = _join(parts, figs)
         cell_years = _years(row_figs[ci], cell) | _years(context_figs, context)
-        facts += _segment_facts(entry_id, cell, row_figs[ci], context, context_figs, cell_years,
-                                title, "table", f"{context} | {cell}")
+        cell_facts = _segment_facts(entry_id, cell, row_figs[ci], context, context_figs, cell_years,
+                                    title, "table", f"{context} | {cell}")
+        if ci:
+            others = tuple(g for cj in range(1, len(row)) if cj != ci for g in row_figs[cj]
+                           if g.kind not in ("year", "date"))
+            cell_facts = [replace(f, row_mates=others) for f in cell_facts] if others else cell_facts
+        facts += cell_facts
     return tuple(facts)
 
 
@@ -230,6 +247,7 @@ def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, 
     prefixes kept as context."""
     where = "item" if kind == "item" else "prose"
     facts: list[Fact] = []
+    paragraph_bound = bool(_PARAGRAPH_BOUND.search(text))
     for sentence in md.sentences(md.plain(_CITATION_BRACKETS.sub(" ", text))):
         label, sep, rest = sentence.partition(": ")
         sentence_figs = extract(sentence)
@@ -242,6 +260,8 @@ def _text_facts(entry_id: str, title: str, kind: str, text: str) -> tuple[Fact, 
                                    title, where, sentence):
             if refuted and not fact.role.refuted:
                 fact = replace(fact, role=replace(fact.role, refuted=True))
+            if paragraph_bound and not fact.role.bound:
+                fact = replace(fact, role=replace(fact.role, bound=True))
             facts.append(fact)
     return tuple(facts)
 
@@ -310,6 +330,8 @@ def mismatch(answer: Role, fact: Role) -> str:
         return "period"
     if answer.share and fact.share and answer.share != fact.share:
         return "share"
+    if answer.side and fact.side and answer.side != fact.side:
+        return "side"
     if fact.surcharge is True and answer.surcharge is False:
         return "row"
     if answer.surcharge and fact.surcharge is False:

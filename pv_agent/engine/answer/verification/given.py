@@ -38,9 +38,8 @@ def _question_figures(question: str) -> list[_GivenFigure]:
     out = []
     for offset, clause in nb.segments(question):
         figs = [nb.shifted(f, -offset) for f in nb.extract(question) if nb.in_clause(f, offset, clause)]
-        for f in figs:
-            if f.kind != "number" or nb.is_answer_figure(f):
-                out.append(_GivenFigure(f, _near_nouns(clause, f, figs)))
+        for f in figs:  # bare numbers too: "Kind (8)", "der Teil über 25.000"
+            out.append(_GivenFigure(f, _near_nouns(clause, f, figs)))
     return out
 
 
@@ -69,7 +68,9 @@ def _given(fig: nb.Figure, clause: str, clause_figs: list[nb.Figure], question_f
     years and dates carry their role in themselves ("25 Dienstjahre", "2026"); an amount or
     a percentage is given when the answer names no noun near it ("bei 1.300 € beträgt der
     DB …") or shares one with the question's figure ("1.300 € Bemessungsgrundlage")."""
-    same = [q for q in question_figures if nb.matches(fig, q.figure)]
+    same = [q for q in question_figures if nb.matches(fig, q.figure) and (
+                q.figure.kind != "number" or nb.is_answer_figure(q.figure))
+            or _unit_added(fig, q.figure)]
     if not same:
         return False
     if fig.kind not in ("money", "percent", "number"):
@@ -80,3 +81,11 @@ def _given(fig: nb.Figure, clause: str, clause_figs: list[nb.Figure], question_f
     return any(nouns & q.nouns for q in same)
 
 
+def _unit_added(fig: nb.Figure, asked: nb.Figure) -> bool:
+    """The clerk wrote a bare number the answer gives with its unit: "Kind (8)" → "8 Jahre",
+    "der Teil über 25.000" → "25.000 €" (a small number only as a count)."""
+    if asked.kind != "number" or fig.value != asked.value:
+        return False
+    if fig.kind.startswith("count:"):
+        return True
+    return fig.kind in ("money", "percent") and nb.is_answer_figure(asked)

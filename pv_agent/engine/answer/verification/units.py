@@ -26,6 +26,7 @@ class Unit:
     text: str
     citations: list[str]
     kind: str  # prose | item | row | heading | code
+    lead_of: list | None = None  # a bold lead split off a sentence: that sentence's citations
 
 
 
@@ -86,6 +87,15 @@ def split_units(answer: str) -> list[Unit]:
 
 # A line that is bold from start to end, without a citation of its own, is a heading the way
 # models write them: its figures are backed by the citations of the content under it.
+# A paragraph opening with a bold sentence of its own ("**27 %.** Innerhalb …").
+_BOLD_LEAD = re.compile(r"(\*\*|__)(?:(?!\1)[^\n])+?[.!?]\1\s+")
+
+
+def _bare_bold(text: str) -> bool:
+    """A bold answer line of little more than figures ("**27 %.**", "**1,5 % (max. 720 € pro Monat).**")."""
+    return bool(re.search(r"\d", text)) and len(re.findall(r"[A-Za-zÄÖÜäöüß]{2,}", text)) <= 4
+
+
 _BOLD_LINE = re.compile(r"^(\*\*|__)(?:(?!\1).)+\1:?$")
 
 
@@ -121,7 +131,16 @@ def _sentences(answer: str, start: int, end: int) -> list[Unit]:
             continue
         lead = len(piece) - len(piece.lstrip())
         s, e = start + a + lead, start + a + len(piece.rstrip())
-        unit = Unit(s, e, answer[s:e], citations_in(piece), "prose")
+        lead_bold = _BOLD_LEAD.match(answer, s, e) if a == 0 else None
+        if lead_bold and lead_bold.end() < e and not citations_in(lead_bold.group(0)) \
+                and _bare_bold(lead_bold.group(0)):
+            # "**27 %.** Innerhalb des Sechstels gilt: …": the bold answer line heads the text
+            # after it, as a heading does
+            heading = Unit(s, s + len(lead_bold.group(0).rstrip()), lead_bold.group(0).rstrip(), [], "heading")
+            heading.lead_of = citations_in(answer[lead_bold.end():e])  # the sentence it opens
+            units.append(heading)
+            s = lead_bold.end()
+        unit = Unit(s, e, answer[s:e], citations_in(answer[s:e]), "prose")
         if units and _only_citations(unit.text):
             prev = units[-1]
             prev.citations += [c for c in unit.citations if c not in prev.citations]

@@ -24,7 +24,7 @@ from ..context import Context
 from . import alignment as al
 from ... import figures as nb
 from .backing import REASONS, BlockFacts, FigureIssue, Surroundings, check_unit, table_cells
-from .claims import _GAP, ClaimCheck, Similarity, _claim_support, _is_claim
+from .claims import _GAP, GAP_WIDE, ClaimCheck, Similarity, _claim_support, _is_claim
 from .conflicts import ConflictGroup, _check_conflict_sides, find_conflicts
 from .given import _question_figures
 from .units import _CITATION, Unit, citations_in, split_units
@@ -136,14 +136,19 @@ def verify(
         if c not in cited:
             cited.append(c)
 
-    issues: list[FigureIssue] = []
+    issues: list = []  # (unit number, FigureIssue)
     given: list[str] = []
     checked = 0
     failing_ids: set[str] = set()
     claim_units: list[Unit] = []
     unbacked_units: set[int] = set()
     figure_units: set[int] = set()
-    for u, around in zip(units, _surroundings(units, question_words, nb._years(nb.extract(question), question))):
+    surroundings = _surroundings(units, question_words, nb._years(nb.extract(question), question))
+    backed: dict[int, list] = {}  # per unit: its figures that are backed
+    # headings last: a heading restating a figure its section backs needs nothing more
+    order = sorted(range(len(units)), key=lambda i: units[i].kind == "heading")
+    for n in order:
+        u, around = units[n], surroundings[n]
         text = _CITATION.sub(lambda m: " " * len(m.group(0)), u.text)
         if " ".join(text.split()).strip(" .") == refusal_key:
             continue
@@ -158,16 +163,23 @@ def verify(
             unit_cites = _lead_in_citations(u, units)  # "Warum mehr als 1.000 € anfallen:" heads a list
         if not unit_cites and (_ASKS_OR_GAP.search(text) or _GAP.search(text)):
             unit_cites = cited
+        restated = _restated(n, units, backed, question_figures, unit_figs) if _bare(u, text, unit_figs) else None
         result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around,
-                            gap=bool(_GAP.search(text)))
+                            gap=bool(_GAP.search(text)), gap_years=bool(GAP_WIDE.search(text)),
+                            restated=restated, restated_in=u.lead_of)
+        failed = {i.figure for i in result.issues}
+        near_question = {(f.start, f.text) for f in result.beside_question}
+        backed[n] = [(f, (f.start, f.text) in near_question) for f in unit_figs if f.text not in failed]
         checked += result.checked
         given += result.given
         for issue in result.issues:
             issue.sentence = u.text.strip()
-            issues.append(issue)
+            issues.append((n, issue))
             failing_ids.update(unit_cites)
             unbacked_units.add(id(u))
 
+    issues = [issue for _, issue in sorted(issues, key=lambda p: p[0])]  # in the answer's order
+    claim_units.sort(key=units.index)
     checks: list[CitationCheck] = []
     unknown: list[str] = []
     for c in cited:
@@ -228,6 +240,45 @@ def _lead_in_citations(lead: Unit, units: list[Unit]) -> list[str]:
         if u.kind not in ("item", "row"):
             break
         out += [c for c in u.citations if c not in out]
+    return out
+
+
+def _bare(u: Unit, text: str, figs: list) -> bool:
+    """A heading that names little more than its figures ("**27 %.**", "**1,5 % (max. 720 € pro
+    Monat).**"): it restates what its section says, and says of them nothing to check."""
+    if u.kind != "heading" or any(f.kind in ("year", "date") for f in figs):
+        return False
+    return len(al.groups(nb._without_figures(text, nb.extract(text)))) <= 2
+
+
+def _restated(n: int, units: list[Unit], backed: dict, question_figures, heading_figs) -> list:
+    """The backed figures of the section under heading ``n`` a bare heading may restate. When
+    the question gave figures, the heading answers it: it restates a figure written next to one
+    of them ("**27 %.**" … "nächste 25.000 € 27 %" for "der Teil über 25.000"), or one the
+    question itself names ("1,5 oder 2 %?"), or one standing in a sentence with such a figure
+    that the heading restates too ("**1,5 % (max. 720 €).**" … "1,5 %, höchstens 720 €")."""
+    per_unit = [backed.get(i, ()) for i in _section(n, units)]
+    asked = [q.figure for q in question_figures if q.figure.kind not in ("year", "date")]
+    if not asked:
+        return [f for figs in per_unit for f, _ in figs]
+
+    def answers(f, near):
+        return near or any(f.value == q.value for q in asked)
+
+    out = []
+    for figs in per_unit:
+        anchors = [f for f, near in figs if answers(f, near) and any(nb.matches(h, f) for h in heading_figs)]
+        out += [f for f, near in figs if answers(f, near) or anchors]
+    return out
+
+
+def _section(n: int, units: list[Unit]) -> list[int]:
+    """The units under the heading ``units[n]``, up to the next heading."""
+    out = []
+    for i in range(n + 1, len(units)):
+        if units[i].kind == "heading":
+            break
+        out.append(i)
     return out
 
 
