@@ -18,7 +18,7 @@ from pv_agent.engine.answer.context import Context, ContextBlock
 from mutations import KINDS, Mutation, mutate, verifier_verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
-REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report")
+REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # The verifier's weights were calibrated on calibration, then on held-out and fresh as well (their
 # false alarms and escapes were read); "report" (40 drafts written and hand-checked after that,
