@@ -20,11 +20,13 @@ from mutations import KINDS, Mutation, mutate, verifier_verdict
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
 REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
-# The verifier's weights were calibrated on calibration, then on held-out and fresh as well (their
-# false alarms and escapes were read); "report" (40 drafts written and hand-checked after that,
-# on questions never used before) is the split the "Done when" rates are measured on.
-CALIBRATION = ("calibration", "heldout", "fresh")
-REPORTED = ("report",)
+# The verifier's weights were calibrated on calibration, then held-out and fresh (their false
+# alarms and escapes were read), then in the second round on all four splits including "report".
+# "report2" (53 drafts on questions never used before, played and hand-checked by helpers who
+# never saw the verifier, written while its second round was tuned elsewhere) is the split the
+# "Done when" rates are reported on; it was measured once, after tuning ended.
+CALIBRATION = ("calibration", "heldout", "fresh", "report")
+REPORTED = ("report2",)
 
 
 @dataclass

@@ -18,17 +18,17 @@ from mutations import KINDS
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: today's measured rates on report + adversarial (2026-12-04, tools/mutation_report.py),
-# rounded to the next step, so that a change making the verifier worse fails. Tighten them as it improves.
-# (Since issue 27's second round every existing split is calibration data; see docs/verification.md §10.)
-RIGHT_OK_MIN = 0.80  # measured 33/39 = 84.6 %
+# What CI asserts: the rates measured once on report2 + adversarial (2026-12-04, after the second
+# round's tuning ended; tools/mutation_report.py), rounded up to the next step, so that a change
+# making the verifier worse fails. Tighten them as it improves (and never tune on report2).
+RIGHT_OK_MIN = 0.79  # measured 43/53 = 81.1 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.05,  # 5/122 = 4.1 %
-    "other_year": 0.02,  # 0/53
-    "period": 0.12,  # 4/37 = 10.8 %
-    "digits": 0.01,  # 1/425 = 0.2 %
-    "swap": 0.09,  # 4/53 = 7.5 %
-    "neighbour_citation": 0.02,  # 1/79 = 1.3 %
+    "other_row": 0.08,  # 11/145 = 7.6 %
+    "other_year": 0.05,  # 3/63 = 4.8 %
+    "period": 0.16,  # 5/32 = 15.6 %
+    "digits": 0.01,  # 4/470 = 0.9 %
+    "swap": 0.14,  # 7/50 = 14.0 %
+    "neighbour_citation": 0.075,  # 7/99 = 7.1 %
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,
@@ -39,7 +39,7 @@ MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured 
     "neighbour_citation": 30,
     "negation": 10,
 }
-MIN_REALISTIC_DRAFTS = 35  # report split (and ≥ 60 over all realistic splits, below)
+MIN_REALISTIC_DRAFTS = 45  # report2 split (and ≥ 60 over all realistic splits, below)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_enough_realistic_right_drafts(measured):
     assert sum(len(cases(s)) for s in REALISTIC_SPLITS) >= 60
 
 
-@pytest.mark.parametrize("splits", [REPORTED], ids=["report"])
+@pytest.mark.parametrize("splits", [REPORTED], ids=["report2"])
 def test_right_realistic_drafts_are_accepted(measured, splits):
     m = _together(measured, splits)
     ok, total = m.right_ok, m.drafts

@@ -1,13 +1,13 @@
 """Mutation testing of the answer verifier: per kind generated / accepted / rate, right drafts ok.
 
-    .venv/bin/python tools/mutation_report.py [--split calibration|heldout|fresh|report|adversarial|all] [--json]
+    .venv/bin/python tools/mutation_report.py [--split calibration|heldout|fresh|report|report2|adversarial|all] [--json]
     .venv/bin/python tools/mutation_report.py --pipeline      # also: right drafts through `pv-agent ask --json`
 
 The table goes to stdout (with --json nothing but the JSON); the escapes (draft id, kind,
 mutated sentence) and false alarms (draft id, the verifier's reasons) are human lines on
-stderr. ``calibration``, ``heldout`` and ``fresh`` are the drafts the verifier was tuned on;
-``report`` is the one to report (``all``: every split, each on its own and the two pools
-together). ``--pipeline`` sends each right draft of ``report`` through the real pipeline – ``tools/pv-agent ask --json``
+stderr. ``calibration``, ``heldout``, ``fresh`` and ``report`` are the drafts the verifier was tuned
+on; ``report2`` is the one to report (``all``: every split, each on its own and the two pools
+together). ``--pipeline`` sends each right draft of ``report2`` through the real pipeline – ``tools/pv-agent ask --json``
 against the scripted Ollama-API test server returning the draft – and counts the answers that
 end ``answered`` on the first attempt (slower: one process per draft).
 """
@@ -76,16 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=SPLITS + ("all",), default="all")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--pipeline", action="store_true", help="also run the report split through pv-agent ask")
+    parser.add_argument("--pipeline", action="store_true", help="also run the report2 split through pv-agent ask")
     parser.add_argument("--seed", type=int, default=27)
     args = parser.parse_args(argv)
 
     splits = SPLITS if args.split == "all" else (args.split,)
     measured = {s: measure(cases(s), seed=args.seed) for s in splits}
     if all(s in measured for s in CALIBRATION):
-        measured["calibration+heldout+fresh"] = measured["calibration"].add(measured["heldout"]).add(measured["fresh"])
+        pool = measured[CALIBRATION[0]]
+        for s in CALIBRATION[1:]:
+            pool = pool.add(measured[s])
+        measured["+".join(CALIBRATION)] = pool
     if all(s in measured for s in REPORTED + ("adversarial",)):
-        measured["report+adversarial"] = measured["report"].add(measured["adversarial"])
+        measured["+".join(REPORTED) + "+adversarial"] = measured[REPORTED[0]].add(measured["adversarial"])
     result = {name: m.as_dict() for name, m in measured.items()}
     for s in splits:
         if s != "adversarial":
@@ -107,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(table(name, m)) + "\n")
     if args.pipeline:
         p = result["pipeline"]
-        print(f"## pipeline (pv-agent ask --json, report split): answered on the first attempt "
+        print(f"## pipeline (pv-agent ask --json, {'+'.join(REPORTED)} split): answered on the first attempt "
               f"{p['answered_first_attempt']}/{p['total']}")
         for cid, state in sorted(p["states"].items()):
             if state != "answered":
