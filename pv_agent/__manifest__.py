@@ -36,6 +36,7 @@ or payslip data ever reaches a prompt.
         "views/res_config_settings_views.xml",
         "views/pv_agent_store_views.xml",
         "views/pv_agent_menus.xml",
+        "views/pv_agent_answer_cache_views.xml",
         "views/res_users_views.xml",
     ],
     "assets": {

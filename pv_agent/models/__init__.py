@@ -9,6 +9,7 @@ from . import pv_agent_index_job
 from . import pv_agent_conversation
 from . import pv_agent_message
 from . import pv_agent_answer_source
+from . import pv_agent_answer_cache
 from . import pv_agent_feedback
 from . import pv_agent_bot
 from . import mail_thread

@@ -173,6 +173,11 @@ class PvAgentBot(models.AbstractModel):
         by_id = {e.entry_id: e for e in answer.citation_entry_ids}
         line = answer._state_line(data)
         parts = [Markup("<p><strong>%s</strong></p>") % line["text"]]
+        reused = answer._reused_label(data, question.author_id or question.conversation_id.user_id)
+        if reused:  # a stored verdict for the identical prompt: say so, link the original for the asker
+            link = Markup(' – <a href="/odoo/pv_agent.message/%s">%s</a>') % (
+                reused["answer_id"], self.env._("open the original answer")) if reused["answer_id"] else ""
+            parts.append(Markup('<p class="o_pv_agent_reused"><em>%s</em>%s</p>') % (reused["label"], link))
         parts.append(answer_html.render(answer.body or "", lambda i: entry_url(by_id[i].id) if i in by_id else None))
         chips = []
         for cite in data.get("citations") or []:

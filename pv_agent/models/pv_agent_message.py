@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
+from odoo.tools.misc import format_date
 
 from ..services import answer_html, engine_calls, index_access, odoo_settings, worker_lock
 from ..services.engine_calls import CHANGED, REMOVED, UNCHANGED, check_fingerprints
@@ -73,6 +74,13 @@ class PvAgentMessage(models.Model):
     drift_date = fields.Datetime("Source change noticed on", readonly=True)
     reask_of_id = fields.Many2one("pv_agent.message", "Asked again for", readonly=True, index="btree_not_null",
                                   ondelete="set null", help="The earlier answer whose sources changed")
+
+    # reuse of a verified answer (see pv_agent_answer_cache.py)
+    answer_fresh = fields.Boolean("Answer without stored answers", readonly=True,
+                                  help="Asked with “Answer again”: the model answers, whatever is stored")
+    reused_from_id = fields.Many2one("pv_agent.message", "Reused the checked answer", readonly=True,
+                                     index="btree_not_null", ondelete="set null", groups="pv_agent.group_manager",
+                                     help="The stored answer to the identical prompt this answer was taken from")
 
     # feedback (see pv_agent_feedback.py)
     feedback_ids = fields.One2many("pv_agent.feedback", "message_id", "Feedback", readonly=True)
@@ -213,7 +221,8 @@ class PvAgentMessage(models.Model):
                     return self._fail(self.env._(
                         "There is no index yet. A PV-Agent manager has to import the knowledge base "
                         "and reindex."))
-                data = engine_calls.answer(question_text, index, settings, deadline=deadline)
+                reuse = None if self.answer_fresh else self.env["pv_agent.answer.cache"]._engine_store()
+                data = engine_calls.answer(question_text, index, settings, deadline=deadline, reuse=reuse)
         except Exception as exc:  # any failure must leave the question visibly failed, never lost
             _logger.exception("pv_agent: answering message %s failed", self.id)
             self.env.cr.rollback()
@@ -237,6 +246,7 @@ class PvAgentMessage(models.Model):
                 self.env.invalidate_all()
         else:
             return self._fail(self.env._("The answer could not be stored. Please ask again."))
+        self.env["pv_agent.answer.cache"]._remember(self, answer, data)
         try:
             with self.env.cr.savepoint():
                 self.conversation_id.last_message_at = fields.Datetime.now()
@@ -263,10 +273,16 @@ class PvAgentMessage(models.Model):
             "chat_model": models_used.get("chat") or models_used.get("chat_model") or "",
             "embed_model": models_used.get("embed") or models_used.get("embed_model") or "",
             "prompt_version": str(data.get("prompt_version") or ""),
+            "reused_from_id": self._reused_origin(data),
         })
         self.write({"state": "done"})
         self._store_fingerprints(answer, data.get("fingerprints") or [])
         return answer
+
+    def _reused_origin(self, data: dict):
+        """The original answer a reused one was taken from, while it exists."""
+        origin = ((data.get("reused") or {}).get("from") or {}).get("answer_id")
+        return self.browse(int(origin)).exists().id if origin else False
 
     def _store_fingerprints(self, answer, fingerprints):
         """Keep the cited chunks as they were when answered: the drift check's input."""
@@ -341,7 +357,21 @@ class PvAgentMessage(models.Model):
             "sources": [s._panel_dict() for s in drifted],
         } if self.drift_state != UNCHANGED else False
         out["reasked"] = bool(self.search_count([("reask_of_id", "=", self.id)], limit=1))
+        out["reused"] = self._reused_label(data, self.env.user)
         return out
+
+    def _reused_label(self, data: dict, reader):
+        """For a reused answer: "Already checked answer of <date>", and the original answer's id
+        when ``reader`` may open it (their own; a manager's any), else False."""
+        reused = data.get("reused")
+        if not reused:
+            return False
+        date = (reused.get("from") or {}).get("date") or fields.Datetime.to_string(self.create_date)
+        original = self.sudo().reused_from_id  # another clerk's answer, maybe: its id only if the reader may open it
+        return {
+            "label": self.env._("Already checked answer of %(date)s", date=format_date(self.env, date)),
+            "answer_id": original.id if original and original.with_user(reader).has_access("read") else False,
+        }
 
     def _state_line(self, data=None):
         """The answer's state in one line: ``{text, level}`` (level: a Bootstrap colour)."""
@@ -434,6 +464,15 @@ class PvAgentMessage(models.Model):
         question = self.env["pv_agent.conversation"]._queue_question(
             self.question_id.body, self.env.user, conversation=self.conversation_id)
         question.reask_of_id = self
+        return {"conversation_id": question.conversation_id.id, "message_id": question.id, "state": question.state}
+
+    def action_answer_fresh(self):
+        """"Answer again" beside a reused answer: the same question, answered by the model whatever
+        is stored; the fresh verdict replaces the stored one (pv_agent_answer_cache._remember)."""
+        self._check_own_answer()
+        question = self.env["pv_agent.conversation"]._queue_question(
+            self.question_id.body, self.env.user, conversation=self.conversation_id)
+        question.write({"reask_of_id": self.id, "answer_fresh": True})
         return {"conversation_id": question.conversation_id.id, "message_id": question.id, "state": question.state}
 
     def action_reanswer_from_form(self):

@@ -59,6 +59,10 @@ class ResConfigSettings(models.TransientModel):
     pv_agent_answer_parallel = fields.Char("Parallel answers", compute="_compute_pv_agent_answer_parallel")
     pv_agent_answer_parallel_short = fields.Boolean("Fewer answer jobs run than set",
                                                     compute="_compute_pv_agent_answer_parallel")
+    pv_agent_answer_cache_size = fields.Integer(
+        "Checked answers kept for reuse", config_parameter="pv_agent.answer_cache_size", default=2000,
+        help="An identical question on the same entries and model gets a kept checked answer without a model call. "
+             "At most this many are kept, the least recently used dropped; 0 turns reuse off.")
 
     pv_agent_index_entries = fields.Integer("Entries in the index", compute="_compute_pv_agent_index")
     pv_agent_index_chunks = fields.Integer("Sections in the index", compute="_compute_pv_agent_index")

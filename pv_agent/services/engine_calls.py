@@ -7,6 +7,7 @@ patched ``engine.answer.ask.ask`` in a test is the one that runs.
 """
 from __future__ import annotations
 
+from ..engine.answer.reuse import storable as reusable_answer
 from ..engine.drift import CHANGED, REMOVED, UNCHANGED, Fingerprint, check_fingerprints
 from ..engine.kb.loader import ID_PATTERN, STAND_PATTERN, load_knowledge_base, parse_entry_text
 from ..engine.llm_clients import LLM_APIS, make_client, url_is_local
@@ -23,15 +24,16 @@ __all__ = [
     "LLM_APIS", "make_client", "url_is_local", "OllamaError", "INDEX_FILE", "REGISTRY_FILE", "write_registry",
     "UnsafePath", "check_kb_writable", "read_kb_text", "write_kb_text", "SOURCE_FAMILIES", "Entry",
     "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
-    "answer", "build_index", "failure_text", "stage_text",
+    "answer", "build_index", "failure_text", "stage_text", "reusable_answer",
 ]
 
 
-def answer(question: str, index, settings, deadline: float | None = None) -> dict:
-    """The engine's answer object (as a dict) for ``question``, read from ``index``."""
+def answer(question: str, index, settings, deadline: float | None = None, reuse=None) -> dict:
+    """The engine's answer object (as a dict) for ``question``, read from ``index``; ``reuse``: a
+    store of verified answers (engine answer/reuse.py) to take an identical prompt's answer from."""
     from ..engine.answer.ask import ask
 
-    return ask(question, index, settings, client=make_client(settings), deadline=deadline).as_dict()
+    return ask(question, index, settings, client=make_client(settings), deadline=deadline, reuse=reuse).as_dict()
 
 
 def build_index(entries, target, settings, *, kb_path: str, full: bool, progress):

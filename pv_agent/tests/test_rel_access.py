@@ -51,7 +51,7 @@ Der Markerwert ist kein Parameter.
 """
 
 PV_MODELS = ["pv_agent.entry", "pv_agent.conversation", "pv_agent.message", "pv_agent.feedback",
-             "pv_agent.index.job", "pv_agent.bot", "pv_agent.entry.version"]
+             "pv_agent.index.job", "pv_agent.bot", "pv_agent.entry.version", "pv_agent.answer.cache"]
 
 # Odoo's ORM entry points that read, search, write or create data: for a user without the group
 # each must raise AccessError on every PV-Agent model (the rest — fields_get, get_views, … — only
@@ -69,7 +69,7 @@ ADDON_METHODS = {"action_ask", "panel_load", "action_retry", "action_vote", "act
                  "action_accept", "action_reject", "action_import_knowledge_base", "action_reindex",
                  "action_queue_reindex", "action_conflict_take_file", "action_conflict_keep_odoo",
                  "action_conflict_save_merged", "action_open_conflict", "action_export_markdown",
-                 "action_export_changed", "action_write_to_folder"}
+                 "action_export_changed", "action_write_to_folder", "action_answer_fresh"}
 
 # the fields each model's sweep asks for: the ones that hold knowledge-base text or history
 TEXT_FIELDS = {
@@ -80,10 +80,11 @@ TEXT_FIELDS = {
     "pv_agent.index.job": ["message", "report_json", "kb_path"],
     "pv_agent.bot": ["display_name"],
     "pv_agent.entry.version": ["markdown", "entry_id", "content_hash"],
+    "pv_agent.answer.cache": ["question", "answer_json", "key"],
 }
 GROUP_FIELD = {"pv_agent.entry": "source", "pv_agent.conversation": "user_id", "pv_agent.message": "state",
                "pv_agent.feedback": "state", "pv_agent.index.job": "state", "pv_agent.bot": "id",
-               "pv_agent.entry.version": "origin"}
+               "pv_agent.entry.version": "origin", "pv_agent.answer.cache": "state"}
 
 
 def _args_for(model_name: str, method, with_ids: list | None, **extra) -> list:
@@ -235,7 +236,7 @@ class TestAccessEveryMethod(PvAgentCase):
         cr = self.env.cr
         state = {}
         for table in ("pv_agent_conversation", "pv_agent_message", "pv_agent_feedback", "pv_agent_index_job",
-                      "pv_agent_entry", "ir_cron_trigger"):
+                      "pv_agent_entry", "ir_cron_trigger", "pv_agent_answer_cache"):
             cr.execute(f"SELECT count(*), md5(string_agg(t::text, '|' ORDER BY t.id)) FROM {table} t")  # noqa: S608
             state[table] = cr.fetchone()
         cr.execute("SELECT key, value FROM ir_config_parameter WHERE key LIKE 'pv_agent.%' ORDER BY key")
@@ -302,6 +303,7 @@ class TestAccessEveryMethod(PvAgentCase):
             ("pv_agent.message", "action_suggest_correction"): [([[answer.id], entry.id, "geht so nicht"], {})],
             ("pv_agent.message", "action_reanswer"): [([[answer.id]], {})],
             ("pv_agent.message", "action_reanswer_from_form"): [([[answer.id]], {})],
+            ("pv_agent.message", "action_answer_fresh"): [([[answer.id]], {})],
             ("pv_agent.entry", "action_open_citing_answers"): [([[entry.id]], {})],
             ("pv_agent.feedback", "action_accept"): [([[feedback.id]], {})],
             ("pv_agent.feedback", "action_reject"): [([[feedback.id]], {})],
@@ -377,7 +379,9 @@ class TestAccessEveryMethod(PvAgentCase):
         records = {"pv_agent.entry": self.entry, "pv_agent.conversation": self.their_conv,
                    "pv_agent.message": self.their_answer, "pv_agent.feedback": self.their_feedback[:1],
                    "pv_agent.index.job": self.job, "pv_agent.bot": self.env["pv_agent.bot"],
-                   "pv_agent.entry.version": self.entry.version_ids[:1]}
+                   "pv_agent.entry.version": self.entry.version_ids[:1],
+                   "pv_agent.answer.cache": self.env["pv_agent.answer.cache"].sudo().search([], limit=1)}
+        self.assertTrue(records["pv_agent.answer.cache"], "a verified answer is kept for reuse")
         stats = {"denied": 0, "error": 0, "ok": 0}
         for model in PV_MODELS:
             Model = self.env[model]
@@ -489,6 +493,9 @@ class TestAccessEveryMethod(PvAgentCase):
             ("res.config.settings", "action_pv_agent_import", [[]], {}),
             ("res.config.settings", "action_pv_agent_test_connection", [[]], {}),
             ("res.config.settings", "action_pv_agent_open_jobs", [[]], {}),
+            # the verified answers kept for reuse hold other clerks' questions (issue 31)
+            ("pv_agent.answer.cache", "search_read", [[], ["question", "answer_json"]], {}),
+            ("pv_agent.answer.cache", "search_count", [[]], {}),
         ]
         for model, method, args, kwargs in manager_calls:
             with self.subTest(method=f"{model}.{method}", args=args):

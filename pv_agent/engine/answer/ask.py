@@ -18,6 +18,7 @@ from datetime import date
 
 from . import prompts
 from .result import Answer
+from .reuse import REUSABLE_STATES, prompt_key, stored_answer
 from ..config import Settings
 from .context import Context, build_context
 from .deadline import DeadlineExceeded, bounded
@@ -67,13 +68,17 @@ def ask(
     deadline: float | None = None,
     embedder=None,
     similarity=None,
+    reuse=None,
 ) -> Answer:
     """``deadline`` (a ``time.monotonic()`` value) bounds the total model time: once it is
     reached no further call starts and the answer ends ``sources_only`` with the reason.
     ``embedder``: the query embedder (embedders.py); by default the one that fits the index.
     ``similarity`` (texts → L2-normalised vectors) decides whether a claim sentence paraphrases
     its cited section; by default the built-in model's passage vectors when the index uses it
-    (the threshold was calibrated on those), else a lexical measure alone."""
+    (the threshold was calibrated on those), else a lexical measure alone.
+    ``reuse``: a store of verified answers (answer/reuse.py); an answer stored under this
+    prompt's key is returned at once, without a model call. Every answer that built a prompt
+    carries its ``prompt_key``, so the caller can store it."""
     run = _Run()
     client = bounded(client or make_client(settings), deadline)
     question = question.strip()
@@ -89,6 +94,11 @@ def ask(
     started = time.monotonic()
     entries, system, user_question, context = _context_step(index, retrieval, the_plan, question, settings)
     run.timings["context_ms"] = (time.monotonic() - started) * 1000
+    base["prompt_key"] = _prompt_key(the_plan, system, context, user_question, retrieval, settings, similarity, run)
+    if reuse is not None:
+        found = stored_answer(reuse.lookup(base["prompt_key"]), base["prompt_key"])
+        if found:
+            return _reused(*found, run, base)
 
     def exists(entry_id: str) -> bool:
         return entry_id in entries or index.entry(entry_id) is not None
@@ -221,6 +231,7 @@ def _checked_refusal(drafts: list[str], retrieval: RetrievalResult, settings: Se
     matching entries, labelled unchecked; else ``refused()``. The audit trail keeps the drafts."""
     result = _unanswered(retrieval.hits, run, base, settings) if supported(retrieval, settings) else refused()
     result.drafts = drafts
+    result.reusable = True  # the verdict on a model reply (not on a missing one)
     return result
 
 
@@ -290,14 +301,17 @@ def _messages(system: str, context: Context, question: str, note: str = "") -> l
     ]
 
 
+def _map_messages(system: str, block, question: str) -> list[dict]:
+    prompt = prompts.text("map_instruction", stand=block.stand, id=block.entry_id, block=block.render(), question=question)
+    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+
+
 def _map_reduce(client, settings, system, context: Context, question: str, run: _Run) -> list[dict] | None:
     """Survey questions: distil each block with its id, then one synthesis over the distillates.
     Returns the synthesis messages, or None when no block had anything relevant."""
     distilled = []
     for block in context.blocks:
-        prompt = prompts.text("map_instruction", stand=block.stand, id=block.entry_id, block=block.render(), question=question)
-        gen = run.add_generation(generate(client, [{"role": "system", "content": system},
-                                                   {"role": "user", "content": prompt}], settings))
+        gen = run.add_generation(generate(client, _map_messages(system, block, question), settings))
         text = gen.content.strip()
         if text and text.strip("–- .") != "":
             distilled.append(dataclasses.replace(block, number=len(distilled) + 1, text=text))
@@ -396,8 +410,33 @@ def _final(state, answer, check: Verification, context: Context, entries, run: _
         # Built only on entries of another year: say so, the clerk may be looking at old values.
         answer = prompts.text("only_other_year", stands=", ".join(stands)) + "\n\n" + answer
         flags["other_year"] = {"asked": run.year, "stands": stands}
-    return Answer(state=state, answer=answer, citations=citations, flags=flags,
+    return Answer(state=state, answer=answer, citations=citations, flags=flags, reusable=state in REUSABLE_STATES,
                   fingerprints=_fingerprints(citations, run), timings=run.finish(), llm_calls=run.llm_calls, **base)
+
+
+# -- reuse (answer/reuse.py) ----------------------------------------------------------------
+def _prompt_key(the_plan: Plan, system: str, context: Context, user_question: str, retrieval: RetrievalResult,
+                settings: Settings, similarity, run: _Run) -> str:
+    """The key of what the first model step would be sent (a survey: every map call) and of
+    everything else the verdict depends on."""
+    if the_plan.kind == "survey":
+        first = [_map_messages(system, block, user_question) for block in context.blocks]
+    else:
+        first = [_messages(system, context, user_question)]
+    similarity_model = "" if similarity is None else getattr(similarity, "model", type(similarity).__name__)
+    return prompt_key(first, context, settings, prompt_version=prompts.PROMPT_VERSION, year=run.year,
+                      supported=supported(retrieval, settings), similarity_model=similarity_model)
+
+
+def _reused(stored: dict, origin, run: _Run, base: dict) -> Answer:
+    """The stored verdict for this very prompt: its text, state, citations and checks; retrieval,
+    timings and the cited sections' fingerprints (the drift check's input) from this run."""
+    citations = stored.get("citations") or []
+    return Answer(state=stored["state"], answer=stored.get("answer") or "", citations=citations,
+                  flags=stored.get("flags") or {}, first_attempt=stored.get("first_attempt") or {},
+                  drafts=stored.get("drafts") or [],
+                  fingerprints=_fingerprints(citations, run, key_values_only=stored["state"] == "unanswered"),
+                  timings=run.finish(), reused={"key": base["prompt_key"], "from": origin}, **base)
 
 
 def _fingerprints(citations: list[dict], run: _Run, *, key_values_only: bool = False) -> list[dict]:

@@ -30,6 +30,11 @@ class Answer:
     fingerprints: list[dict] = field(default_factory=list)  # {id, section, chunk_hash, text} per citation
     index: dict = field(default_factory=dict)  # {generation, built_at} of the index that answered
     drafts: list[str] = field(default_factory=list)  # the model's texts when it gave no sourced answer (audit)
+    # reuse (answer/reuse.py): the key of the prompt, whether a store may keep this verdict, and
+    # for an answer taken from a store {key, from: what the store said of the stored answer}
+    prompt_key: str = ""
+    reusable: bool = False
+    reused: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.state not in STATES:
@@ -62,4 +67,9 @@ class Answer:
             out["first_attempt"] = self.first_attempt
         if self.drafts:
             out["drafts"] = self.drafts
+        if self.prompt_key:
+            out["prompt_key"] = self.prompt_key
+            out["reusable"] = self.reusable
+        if self.reused:
+            out["reused"] = self.reused
         return out

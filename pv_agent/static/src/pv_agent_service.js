@@ -96,6 +96,23 @@ export const pvAgentService = {
             await load(result.conversation_id);
         }
 
+        async function answerFresh(answer) {
+            // beside a reused answer: the model answers again, the stored answer is not taken
+            const result = await orm.call("pv_agent.message", "action_answer_fresh", [[answer.id]]);
+            await load(result.conversation_id);
+        }
+
+        function openAnswer(messageId) {
+            if (messageId) {
+                action.doAction({
+                    type: "ir.actions.act_window",
+                    res_model: "pv_agent.message",
+                    res_id: messageId,
+                    views: [[false, "form"]],
+                });
+            }
+        }
+
         async function retry(question) {
             await orm.call("pv_agent.message", "action_retry", [[question.id]]);
             await load(state.conversation?.id);
@@ -145,7 +162,7 @@ export const pvAgentService = {
         }
 
         return { state, load, toggle, ask, newConversation, openConversation, vote, suggestCorrection, retry,
-                 reanswer, openEntry, openChat };
+                 reanswer, answerFresh, openAnswer, openEntry, openChat };
     },
 };
 
