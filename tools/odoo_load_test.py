@@ -257,9 +257,10 @@ def run(args, base: str, db: str, ollama: OllamaAPIServer) -> int:
     jobs = manager.call("pv_agent.index.job", "search_read", [("kind", "=", "reindex")], ["state", "report_json"])
     complete = {json.loads(j["report_json"])["generation"] for j in jobs if j["state"] == "done"}
     errors += [f"job {j['id']}: {j['state']}" for j in jobs if j["state"] != "done"]
+    originals = {q: by_question[mid] for _l, mid, q in results[0]["_asked"] if mid in by_question}
     ok = True
     for result in results:
-        summarize(result, by_question, complete)
+        summarize(result, by_question, complete, originals)
         print("load: " + json.dumps(result, ensure_ascii=False))
         ok &= not result["problems"]
     first_run = results[0]
@@ -431,7 +432,22 @@ def load_run(args, base, db, ollama, manager, editable, label, plan, min_reindex
     }
 
 
-def summarize(result: dict, by_question: dict, complete: set) -> None:
+def why_not_reused(original: dict, repeat: dict) -> str:
+    """What differed between a question's first answer and its repeat that was computed again."""
+    first, again = json.loads(original["answer_json"] or "{}"), json.loads(repeat["answer_json"] or "{}")
+    if not first.get("reusable") or not first.get("prompt_key"):
+        return f"the first answer was not stored for reuse (state {first.get('state')})"
+    if first.get("prompt_key") == again.get("prompt_key"):
+        return "same prompt key: the first answer was not found (not yet stored, or dropped)"
+    ids = [[r.get("id") for r in d.get("retrieved") or []] for d in (first, again)]
+    if ids[0] != ids[1]:
+        return f"other context: {ids[0]} then {ids[1]}"
+    if first.get("fingerprints") != again.get("fingerprints"):
+        return "the same entries with other content (fingerprints differ)"
+    return "other prompt key (prompt version, model or options)"
+
+
+def summarize(result: dict, by_question: dict, complete: set, originals: dict) -> None:
     """Check one run's answers against the audit trail and the limits; ``problems`` lists what failed."""
     asked, timeline, running, started, repeated, chips, no_chip = (
         result.pop(k) for k in ("_asked", "_timeline", "_running", "_started", "_repeated_questions", "_chips",
@@ -442,12 +458,15 @@ def summarize(result: dict, by_question: dict, complete: set) -> None:
     generations, not_complete, states = [], [], {}
     asked_during = computed_during = reused = 0
     repeated_latencies, new_latencies = [], []
+    not_reused = {}  # repeated question id → why its answer was computed again
     for _login, mid, question in asked:
         answer = by_question.get(mid)
         if not answer:
             continue
         data = json.loads(answer["answer_json"] or "{}")
         was_reused = bool(answer.get("reused_from_id") or data.get("reused"))
+        if question in repeated and not was_reused and question in originals:
+            not_reused[mid] = why_not_reused(originals[question], answer)
         generation = (data.get("index") or {}).get("generation")
         if generation is not None or not was_reused:  # a reused answer may carry no index of its own
             generations.append(generation)
@@ -471,7 +490,7 @@ def summarize(result: dict, by_question: dict, complete: set) -> None:
         "first_chip_p50_s": round(percentile(chip_times, 0.5), 2) if chip_times else None,
         "first_chip_p95_s": round(percentile(chip_times, 0.95), 2) if chip_times else None,
         "first_chip_max_s": round(max(chip_times), 2) if chip_times else None,
-        "sources_only_with_the_answer": len(sources_late),
+        "sources_only_with_the_answer": len(sources_late), "repeats_computed_again": not_reused,
         "answered": len(asked) - len(missing), "states": states, "reused_answers": reused,
         "answers_from_incomplete_generation": not_complete, "generations_used": sorted({g for g in generations if g is not None}),
         "complete_generations": sorted(complete),
