@@ -67,3 +67,16 @@ def test_ask_without_ollama_prints_sources_only(monkeypatch, index_path, capsys)
 def test_ask_with_missing_index_fails_with_a_message(tmp_path, capsys):
     assert main(["ask", "Frage?", "--index", str(tmp_path / "fehlt.db")]) == 1
     assert capsys.readouterr().err.startswith("Fehler:")
+
+
+def test_ask_prints_the_sources_to_stderr_before_the_progress(srv, index_path, capsys):
+    srv.script("Die HBGL 2026 beträgt monatlich 7.070 € (Stand 2026-01) [pv-sv-02].", GOOD)
+    assert main(["ask", "Wie hoch ist die HBGL 2026 monatlich?", "--index", index_path, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["state"] == "answered_after_retry"  # stdout: the answer object alone
+    err = captured.err.splitlines()
+    start = err.index("Gefundene Quellen – Antwort wird erstellt:")
+    assert err[start + 1] == "  [pv-sv-02] Höchstbeitragsgrundlage 2026 (Stand 2026-01) – monatlich: 6.930 €"
+    steps = [line for line in err[start:] if not line.startswith(("  ", "Gefundene"))]
+    assert steps == ["Das Sprachmodell schreibt …", "Wird geprüft …", "Zweiter Versuch: 1 Zahl nicht belegt …",
+                     "Wird geprüft …"]

@@ -7,6 +7,8 @@ mention, queues the message's text (nothing else of the record) as a question th
 job is done, ``_post_result`` posts back into the thread as PV-Agent (a comment in Discuss, an
 internal note in a chatter): the answer where everybody who may read the thread is in the
 PV-Agent group, elsewhere — every chatter, open channels — a pointer to the asker's panel.
+Where the answer may be shown, ``_post_sources`` posts the sources found as soon as the question
+is asked, and ``_post_result`` edits that one message into the answer.
 """
 from __future__ import annotations
 
@@ -92,6 +94,43 @@ class PvAgentBot(models.AbstractModel):
 
     # -- outgoing ------------------------------------------------------------------------
     @api.model
+    def _post_sources(self, question):
+        """Post the sources found for ``question`` at once, labelled as such (not the answer), where
+        the answer itself will be posted; the answer replaces them in the same message."""
+        record = self._thread_for(question)
+        if not record or not self._readers_within_group(record):
+            return  # the pointer to the panel comes with the answer; sources are knowledge text too
+        asker = question.author_id or question.conversation_id.user_id
+        lang_self = self.with_context(lang=asker.lang or self.env.lang)
+        try:
+            with self.env.cr.savepoint():
+                message = self._post(record, question.source, lang_self._sources_html(question))
+                question.sudo().post_message_id = message.id
+        except Exception:  # the question is queued; a thread refusing the post must not undo it
+            _logger.exception("pv_agent: could not post the sources of question %s on %s", question.id, record)
+
+    @api.model
+    def _sources_html(self, question) -> Markup:
+        items = []
+        for src in question._sources_for_panel():
+            label = Markup("[%s] %s · %s") % (src["id"], src["title"], src["stand"])
+            link = Markup('<a href="%s">%s</a>') % (entry_url(src["record_id"]), label) if src["record_id"] else label
+            items.append(Markup("<li>%s%s</li>") % (link, Markup(" – %s") % src["line"] if src["line"] else ""))
+        heading = self.env._("Sources found – answer in progress …")
+        return Markup("<p><em>%s</em></p><ul>%s</ul>") % (heading, Markup("").join(items))
+
+    @api.model
+    def _thread_for(self, question):
+        """The thread ``question`` was asked in, if its asker may still post there (sudo), else None."""
+        model = question.origin_model
+        if not model or model not in self.env or not question.origin_res_id:
+            return None
+        asker = question.author_id or question.conversation_id.user_id
+        Thread = self.env[model].with_user(asker)
+        thread = Thread._get_thread_with_access(question.origin_res_id, mode=Thread._mail_post_access)
+        return thread.sudo() if thread else None
+
+    @api.model
     def _post_result(self, question, answer):
         """Post the answer of ``question`` (or a failure line) where the question was asked.
 
@@ -124,7 +163,7 @@ class PvAgentBot(models.AbstractModel):
                 "record.", asker.name)
         try:
             with self.env.cr.savepoint():
-                self._post(record, question.source, body)
+                self._post_or_edit(record, question, body)
         except Exception:  # the answer is stored and in the panel; a thread refusing the post must not undo it
             _logger.exception("pv_agent: could not post the answer to question %s on %s", question.id, record)
 
@@ -164,6 +203,8 @@ class PvAgentBot(models.AbstractModel):
 
     @api.model
     def _result_html(self, question, answer) -> Markup:
+        if not answer and question.state == "cancelled":
+            return Markup("<p>%s</p>") % self.env._("The question was cancelled: %s", question.error or "")
         if not answer:
             # the reason (an exception, the model server's address) stays in the asker's panel
             return Markup("<p>⚠ %s</p>") % self.env._(
@@ -196,9 +237,19 @@ class PvAgentBot(models.AbstractModel):
         bot = self._bot_partner()
         subtype = "mail.mt_note" if source == "chatter" else "mail.mt_comment"
         extra = {"silent": True} if record._name == "discuss.channel" else {}
-        record.sudo().with_context(mail_create_nosubscribe=True, mail_post_autofollow=False).message_post(
+        return record.sudo().with_context(mail_create_nosubscribe=True, mail_post_autofollow=False).message_post(
             author_id=bot.id, body=body, message_type="comment", subtype_xmlid=subtype, **extra,
         )
+
+    @api.model
+    def _post_or_edit(self, record, question, body):
+        """The answer replaces PV-Agent's message with the sources (one message per question);
+        posted anew if there is none (any more) on ``record``."""
+        message = question.sudo().post_message_id
+        if message.exists() and message.model == record._name and message.res_id == record.id:
+            record.sudo()._message_update_content(message, body=body)
+            return message
+        return self._post(record, question.source, body)
 
     @api.model
     def _notify_user(self, user, body):

@@ -34,7 +34,11 @@ ANSWER_STATES = [
     ("sources_only", "Sources only (no language model reachable)"),
 ]
 MESSAGE_STATES = [("pending", "Waiting"), ("running", "Being answered"), ("done", "Answered"),
-                  ("error", "Failed")] + ANSWER_STATES
+                  ("error", "Failed"), ("cancelled", "Cancelled")] + ANSWER_STATES
+# what a question's clerk sees while it waits (engine/answer/progress.py names the middle ones)
+PROGRESS_STAGES = [("queued", "In the queue"), ("sources", "Sources found"), ("writing", "The model is writing"),
+                   ("checking", "Being checked"), ("rewriting", "Second attempt"), ("done", "Done"),
+                   ("cancelled", "Cancelled")]
 
 
 def int_param(env, key: str, default: int) -> int:
@@ -106,8 +110,10 @@ class PvAgentConversation(models.Model):
     def action_ask(self, question, conversation_id=None):
         """Store ``question`` in the user's conversation (a new one if none) and queue the answer.
 
-        Returns ``{conversation_id, message_id, state}``; the answer arrives over the bus
-        (type ``pv_agent/answer``) and is stored as a message of the conversation.
+        Returns ``{conversation_id, message_id, state, sources, queue_position}``: the entries it
+        will be answered from are found in this request (no model needed), so the clerk sees
+        them at once; progress and the answer arrive over the bus (type ``pv_agent/answer``),
+        the answer is stored as a message of the conversation.
         """
         _check_user(self.env)
         conv = self.browse()
@@ -119,7 +125,9 @@ class PvAgentConversation(models.Model):
             if conv.user_id != self.env.user:
                 raise AccessError(self.env._("You can only ask in your own conversations."))
         message = self._queue_question(question, self.env.user, conversation=conv)
-        return {"conversation_id": message.conversation_id.id, "message_id": message.id, "state": message.state}
+        progress = message._progress_dict()
+        return {"conversation_id": message.conversation_id.id, "message_id": message.id, "state": message.state,
+                "sources": progress["sources"], "queue_position": progress["queue_position"]}
 
     @api.model
     def _queue_question(self, question, user, conversation=None, source="panel", origin=None):
@@ -127,7 +135,8 @@ class PvAgentConversation(models.Model):
 
         Stores the question (state ``pending``) in ``conversation``, or in the user's
         conversation of ``origin`` (a ``discuss.channel`` or any record with a chatter), or
-        in a new one, and wakes the cron. Callers have checked that ``user`` may ask.
+        in a new one, wakes the cron, and finds the sources the answer will come from (stored on
+        the question and pushed to the asker). Callers have checked that ``user`` may ask.
         """
         question = (question or "").strip()
         if not question:
@@ -148,12 +157,13 @@ class PvAgentConversation(models.Model):
             conv = Conversation.create({"name": title, "user_id": user.id})
         message = self.env["pv_agent.message"].sudo().create({
             "conversation_id": conv.id, "role": "question", "body": question,
-            "state": "pending", "author_id": user.id, "source": source,
+            "state": "pending", "progress": "queued", "author_id": user.id, "source": source,
             # where to post the answer: fixed on the question, which nobody but this job writes
             "origin_model": origin._name if origin else False, "origin_res_id": origin.id if origin else False,
         })
         conv.sudo().last_message_at = fields.Datetime.now()
         wake_answer_crons(self.env)
+        message._find_early_sources()
         return message
 
     # -- the systray panel ------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """A message of a conversation: a question, answered by a queued job, or its answer.
 
-The answering job (``_cron_answer_pending``), what the systray panel reads of a message
-(``_panel_dict``), the clerk's vote and correction (feedback), and knowledge freshness: every
+The answering job (``_cron_answer_pending``), its progress (the sources found in the asking
+request, then each step of the engine, pushed over the bus) and the clerk's cancel, what the
+systray panel reads of a message (``_panel_dict``), the clerk's vote and correction (feedback), and knowledge freshness: every
 answer keeps the fingerprints of the chunks it cited, a drift check after each reindex flags
 answers whose sources changed and tells the askers (see pv_agent_answer_source.py).
 """
@@ -25,7 +26,7 @@ from .pv_agent_answer_source import DRIFT_STATES, SEVERITY
 from .pv_agent_bot import entry_url
 from .pv_agent_feedback import check_suggestion_room
 from .pv_agent_conversation import (
-    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SHARE_PER_QUESTION, _check_user,
+    ANSWER_STATES, BUS_TYPE, MESSAGE_STATES, MIN_SHARE_PER_QUESTION, PROGRESS_STAGES, _check_user,
     check_queue_room, max_pending, wake_answer_crons,
 )
 
@@ -85,6 +86,17 @@ class PvAgentMessage(models.Model):
     # feedback (see pv_agent_feedback.py)
     feedback_ids = fields.One2many("pv_agent.feedback", "message_id", "Feedback", readonly=True)
 
+    # progress of a question while it waits (written by the asking request and the job only)
+    progress = fields.Selection(PROGRESS_STAGES, "Progress", readonly=True)
+    progress_detail = fields.Char("Progress detail", readonly=True, help="e.g. why a second attempt is made")
+    sources_json = fields.Text("Sources found (before the answer)", readonly=True,
+                               help="The entries retrieval found for the question: id, title, Stand, key line, score")
+    cancel_requested = fields.Boolean("Cancel requested", readonly=True)
+    cancelled_by_id = fields.Many2one("res.users", "Cancelled by", readonly=True)
+    cancelled_at = fields.Datetime("Cancelled at", readonly=True)
+    post_message_id = fields.Many2one("mail.message", "PV-Agent's message in Discuss/chatter", readonly=True,
+                                      ondelete="set null", help="Posted with the sources, edited when the answer is in")
+
     def _compute_answer_id(self):
         answers = self.search([("question_id", "in", self.ids)]) if self.ids else self.browse()
         by_question = {a.question_id.id: a for a in answers}
@@ -92,19 +104,43 @@ class PvAgentMessage(models.Model):
             msg.answer_id = by_question.get(msg.id, False)
 
     def action_retry(self):
-        """Queue a failed question again."""
+        """Queue a failed or cancelled question again."""
         _check_user(self.env)
         for msg in self:
             msg.check_access("read")
-            if msg.role != "question" or msg.state != "error":
-                raise UserError(self.env._("Only failed questions can be asked again."))
+            if msg.role != "question" or msg.state not in ("error", "cancelled"):
+                raise UserError(self.env._("Only failed or cancelled questions can be asked again."))
             if msg.author_id != self.env.user and not self.env.user.has_group("pv_agent.group_manager"):
                 raise AccessError(self.env._("You can only ask your own questions again."))
         for author in self.author_id:
             check_queue_room(self.env, author, adding=len(self.filtered(lambda m: m.author_id == author)))
-        self.sudo().write({"state": "pending", "error": False})
+        self.sudo().write({"state": "pending", "error": False, "progress": "queued", "progress_detail": False,
+                           "cancel_requested": False, "cancelled_by_id": False, "cancelled_at": False})
         wake_answer_crons(self.env)
         return True
+
+    def action_cancel(self):
+        """Cancel the caller's own waiting or running questions. A waiting one ends at once; a
+        running one before the engine's next model call (the job reads ``cancel_requested``).
+        Questions already answered are left as they are. Returns the ids now cancelled or cancelling."""
+        _check_user(self.env)
+        for msg in self:
+            msg.check_access("read")
+            if msg.role != "question":
+                raise UserError(self.env._("Only questions can be cancelled."))
+            if (msg.author_id or msg.conversation_id.user_id) != self.env.user:
+                raise AccessError(self.env._("You can only cancel your own questions."))
+        now = fields.Datetime.now()
+        stopped = self.browse()
+        for msg in self.sudo().filtered(lambda m: m.state in ("pending", "running")):
+            msg.write({"cancel_requested": True, "cancelled_by_id": self.env.uid, "cancelled_at": now})
+            if msg.state == "pending":
+                msg._end_cancelled()
+                self.browse()._notify_queue_positions()
+            else:
+                msg._push_progress()
+            stopped |= msg
+        return stopped.ids
 
     # -- the job -----------------------------------------------------------------------------
     @api.model
@@ -210,8 +246,10 @@ class PvAgentMessage(models.Model):
         settings = odoo_settings.engine_settings(self.env)
         question_text = self.body
         self.write({"state": "running"})
+        self._notify_queue_positions()  # the questions behind it move up
         self.env["ir.cron"]._commit_progress(0)  # no transaction stays open during the model call
         started = time.monotonic()
+        stop = {}  # the cancel request, as should_stop last read it
         try:
             if deadline is None:
                 budget = odoo_settings.model_time_budget()
@@ -222,10 +260,14 @@ class PvAgentMessage(models.Model):
                         "There is no index yet. A PV-Agent manager has to import the knowledge base "
                         "and reindex."))
                 reuse = None if self.answer_fresh else self.env["pv_agent.answer.cache"]._engine_store()
-                data = engine_calls.answer(question_text, index, settings, deadline=deadline, reuse=reuse)
+                data = engine_calls.answer(question_text, index, settings, deadline=deadline, reuse=reuse,
+                                           on_progress=self._on_progress, should_stop=lambda: self._should_stop(stop))
         except Exception as exc:  # any failure must leave the question visibly failed, never lost
-            _logger.exception("pv_agent: answering message %s failed", self.id)
             self.env.cr.rollback()
+            if engine_calls.is_cancelled(exc):
+                _logger.info("pv_agent: question %s cancelled while it was answered", self.id)
+                return self._end_cancelled(stop.get("by"), stop.get("at"))
+            _logger.exception("pv_agent: answering message %s failed", self.id)
             return self._fail(engine_calls.failure_text(self.env, exc))
         self._store_answer(data, int((time.monotonic() - started) * 1000))
 
@@ -275,7 +317,7 @@ class PvAgentMessage(models.Model):
             "prompt_version": str(data.get("prompt_version") or ""),
             "reused_from_id": self._reused_origin(data),
         })
-        self.write({"state": "done"})
+        self.write({"state": "done", "progress": "done", "progress_detail": False})
         self._store_fingerprints(answer, data.get("fingerprints") or [])
         return answer
 
@@ -320,6 +362,119 @@ class PvAgentMessage(models.Model):
             payload.update(origin_model=self.origin_model, origin_res_id=self.origin_res_id)
         user._bus_send(BUS_TYPE, payload)
 
+    # -- progress and cancel ----------------------------------------------------------------
+    def _find_early_sources(self):
+        """In the asking request, right after queuing: the entries the answer will come from
+        (retrieval and the relevance gate, no model; milliseconds), stored and pushed, so the
+        clerk need not wait for a free answer worker to see them. Any failure (no index yet, …)
+        only skips them: it never fails the ask."""
+        self.ensure_one()
+        try:
+            with self.env.cr.savepoint():
+                settings = odoo_settings.engine_settings(self.env)
+                with index_access.using_index(self.env.cr.dbname, self.env) as index:
+                    if index is None:
+                        return []
+                    sources = engine_calls.find_sources(self.body or "", index, settings)
+                self.sudo().sources_json = json.dumps(sources, ensure_ascii=False)
+        except Exception:
+            _logger.warning("pv_agent: no early sources for question %s", self.id, exc_info=True)
+            return []
+        self._push_progress()
+        if sources and self.source in ("discuss", "chatter"):
+            self.env["pv_agent.bot"]._post_sources(self)
+        return sources
+
+    def _sources_for_panel(self):
+        """The stored sources with the record to open for each (False if the user may not read it)."""
+        try:
+            sources = json.loads(self.sources_json or "[]")
+        except ValueError:
+            return []
+        ids = [s.get("id") for s in sources if s.get("id")]
+        entries = self.env["pv_agent.entry"].with_context(active_test=False).search([("entry_id", "in", ids)])
+        by_id = {e.entry_id: e.id for e in entries}
+        return [{"id": s.get("id"), "title": s.get("title") or "", "stand": s.get("stand") or "",
+                 "line": s.get("line") or "", "score": s.get("score"), "record_id": by_id.get(s.get("id"), False)}
+                for s in sources]
+
+    def _queue_position(self):
+        """1-based place among the waiting questions, in the order the job takes them; False if not waiting."""
+        if self.state != "pending":
+            return False
+        order = self.sudo()._next_questions().ids  # sudo: only the place is told, no other asker's data
+        return order.index(self.id) + 1 if self.id in order else False
+
+    def _progress_dict(self, queue_position=None):
+        self.ensure_one()
+        return {"stage": self.progress or ("queued" if self.state == "pending" else False),
+                "detail": self.progress_detail or "", "sources": self._sources_for_panel(),
+                "queue_position": self._queue_position() if queue_position is None else queue_position,
+                "cancel_requested": self.cancel_requested}
+
+    def _push_progress(self, queue_position=None):
+        """Tell the asker's browser tabs where the question stands (the final result: ``_notify``)."""
+        self.conversation_id.user_id._bus_send(BUS_TYPE, {
+            "conversation_id": self.conversation_id.id, "question_id": self.id,
+            "progress": self._progress_dict(queue_position)})
+
+    @api.model
+    def _notify_queue_positions(self):
+        """A question left the queue: the others waiting move up."""
+        for place, question in enumerate(self.sudo()._next_questions(), start=1):
+            question._push_progress(queue_position=place)
+
+    def _on_progress(self, stage: str, info: dict):
+        """The engine's progress (engine/answer/progress.py), stored and pushed. Each step is
+        committed at once: the job keeps no transaction open across the model call that follows."""
+        if stage == "writing" and info.get("attempt", 1) > 1:
+            return  # "rewriting" just said so, with the reason
+        vals = {"progress": stage, "progress_detail": info.get("reason") or False}
+        if stage == "sources":
+            vals["sources_json"] = json.dumps(info.get("sources") or [], ensure_ascii=False)
+        for _attempt in range(2):
+            try:
+                if not self.exists():
+                    return
+                self.sudo().write(vals)
+                self._push_progress()
+                self.env["ir.cron"]._commit_progress(0)
+                return
+            except psycopg2.errors.SerializationFailure:  # the clerk's cancel wrote the row meanwhile
+                self.env.cr.rollback()
+                self.env.invalidate_all()
+        _logger.info("pv_agent: progress %s of question %s not stored", stage, self.id)
+
+    def _should_stop(self, stop: dict) -> bool:
+        """Has the clerk cancelled (or deleted) the question? One short query, committed at once
+        (no transaction held during the model call); what it read goes into ``stop``."""
+        self.env.cr.execute(
+            "SELECT cancel_requested, cancelled_by_id, cancelled_at FROM pv_agent_message WHERE id = %s", [self.id])
+        row = self.env.cr.fetchone()
+        self.env["ir.cron"]._commit_progress(0)
+        if row is None:
+            return True  # deleted while it was answered: nobody waits for it
+        if row[0]:
+            stop.update(by=row[1], at=row[2])
+        return bool(row[0])
+
+    def _end_cancelled(self, by=None, at=None):
+        """End a cancelled question; its audit trail (``error``) says who cancelled it, and when."""
+        if not self.exists():
+            return
+        asker = self.author_id or self.conversation_id.user_id
+        self = self.with_context(lang=asker.lang or self.env.lang)
+        user = self.env["res.users"].browse(by) if by else self.cancelled_by_id
+        at = at or self.cancelled_at or fields.Datetime.now()
+        local = fields.Datetime.context_timestamp(self.with_context(tz=asker.tz or "Europe/Vienna"), at)
+        self.sudo().write({
+            "state": "cancelled", "progress": "cancelled", "cancel_requested": True,
+            "cancelled_by_id": user.id, "cancelled_at": at,
+            "error": self.env._("Cancelled by %(user)s at %(time)s", user=user.sudo().name or "?",
+                                time=local.strftime("%Y-%m-%d %H:%M:%S")),
+        })
+        self._notify(None)
+
     # -- the systray panel ------------------------------------------------------------------
     def _panel_dict(self):
         self.ensure_one()
@@ -334,6 +489,14 @@ class PvAgentMessage(models.Model):
         if self.role == "question":
             out.update(body=self.body or "", error=self.error or False,
                        pending=self.state in ("pending", "running"))
+            if out["pending"]:
+                progress = self._progress_dict()
+                out.update(progress=progress["stage"], progress_detail=progress["detail"],
+                           sources=progress["sources"], queue_position=progress["queue_position"],
+                           cancel_requested=progress["cancel_requested"])
+            else:
+                out.update(progress=self.progress or False, progress_detail=self.progress_detail or "", sources=[],
+                           queue_position=False, cancel_requested=self.cancel_requested)
             return out
         data = json.loads(self.answer_json or "{}")
         by_id = {e.entry_id: e for e in self.citation_entry_ids}

@@ -24,16 +24,43 @@ __all__ = [
     "LLM_APIS", "make_client", "url_is_local", "OllamaError", "INDEX_FILE", "REGISTRY_FILE", "write_registry",
     "UnsafePath", "check_kb_writable", "read_kb_text", "write_kb_text", "SOURCE_FAMILIES", "Entry",
     "changed_sections", "entry_file_path", "entry_to_markdown", "side_by_side",
-    "answer", "build_index", "failure_text", "stage_text", "reusable_answer",
+    "answer", "find_sources", "is_cancelled", "build_index", "failure_text", "stage_text", "reusable_answer",
 ]
 
+# The sources shown while the question waits are found in the clerk's request: a busy embedding
+# server must not hold it up — after this long the query is searched lexically (BM25) alone.
+SOURCES_EMBED_TIMEOUT = 1.0
 
-def answer(question: str, index, settings, deadline: float | None = None, reuse=None) -> dict:
+
+def answer(question: str, index, settings, deadline: float | None = None, reuse=None, on_progress=None,
+           should_stop=None) -> dict:
     """The engine's answer object (as a dict) for ``question``, read from ``index``; ``reuse``: a
-    store of verified answers (engine answer/reuse.py) to take an identical prompt's answer from."""
+    store of verified answers (engine answer/reuse.py) to take an identical prompt's answer from.
+
+    ``on_progress(stage, info)`` / ``should_stop()``: see engine/answer/progress.py; a stop
+    raises ``Cancelled`` (``is_cancelled`` tells it apart)."""
     from ..engine.answer.ask import ask
 
-    return ask(question, index, settings, client=make_client(settings), deadline=deadline, reuse=reuse).as_dict()
+    return ask(question, index, settings, client=make_client(settings), deadline=deadline, reuse=reuse,
+               on_progress=on_progress, should_stop=should_stop).as_dict()
+
+
+def find_sources(question: str, index, settings) -> list[dict]:
+    """The entries ``question`` will be answered from ({id, title, stand, line, score}), without
+    a language model; [] when it will not be answered from any (off topic, nothing relevant)."""
+    import dataclasses
+
+    from ..engine.answer.sources import find_sources as engine_find_sources
+
+    quick = dataclasses.replace(settings, embed_timeout=min(settings.embed_timeout, SOURCES_EMBED_TIMEOUT))
+    return engine_find_sources(question, index, quick, client=make_client(quick))
+
+
+def is_cancelled(exc: BaseException) -> bool:
+    """True for the engine's "stopped on request" (``should_stop()`` was true)."""
+    from ..engine.answer.progress import Cancelled
+
+    return isinstance(exc, Cancelled)
 
 
 def build_index(entries, target, settings, *, kb_path: str, full: bool, progress):

@@ -35,10 +35,12 @@ class TestAsk(PvAgentCase):
         question_msg = self.Message.browse(asked["message_id"])
         return question_msg, question_msg.answer_id
 
-    def bus_payloads(self, user):
+    def bus_payloads(self, user, progress=False):
+        """The final results pushed to ``user`` (with ``progress``: the progress pushes instead)."""
         channel = json.dumps([self.env.cr.dbname, "res.partner", user.partner_id.id], separators=(",", ":"))
-        notes = self.env["bus.bus"].sudo().search([("channel", "=", channel)])
-        return [json.loads(n.message)["payload"] for n in notes if json.loads(n.message)["type"] == "pv_agent/answer"]
+        notes = self.env["bus.bus"].sudo().search([("channel", "=", channel)], order="id")
+        payloads = [json.loads(n.message)["payload"] for n in notes if json.loads(n.message)["type"] == "pv_agent/answer"]
+        return [p for p in payloads if ("progress" in p) == progress]
 
     # -- the round trip ------------------------------------------------------------------
     def test_question_is_stored_at_once_and_queued(self):

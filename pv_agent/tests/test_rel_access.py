@@ -65,7 +65,7 @@ ORM_DATA_METHODS = {
     "update_field_translations", "web_resequence", "onchange", "load",
 }
 
-ADDON_METHODS = {"action_ask", "panel_load", "action_retry", "action_vote", "action_suggest_correction",
+ADDON_METHODS = {"action_ask", "panel_load", "action_retry", "action_cancel", "action_vote", "action_suggest_correction",
                  "action_accept", "action_reject", "action_import_knowledge_base", "action_reindex",
                  "action_queue_reindex", "action_conflict_take_file", "action_conflict_keep_odoo",
                  "action_conflict_save_merged", "action_open_conflict", "action_export_markdown",
@@ -299,6 +299,7 @@ class TestAccessEveryMethod(PvAgentCase):
                                                       (["Und 2025?"], {"conversation_id": conv.id})],
             ("pv_agent.conversation", "panel_load"): [([], {}), ([], {"conversation_id": conv.id})],
             ("pv_agent.message", "action_retry"): [([[failed.id]], {})],
+            ("pv_agent.message", "action_cancel"): [([[failed.id]], {})],
             ("pv_agent.message", "action_vote"): [([[answer.id], "up"], {}), ([[answer.id], False], {})],
             ("pv_agent.message", "action_suggest_correction"): [([[answer.id], entry.id, "geht so nicht"], {})],
             ("pv_agent.message", "action_reanswer"): [([[answer.id]], {})],
@@ -433,7 +434,7 @@ class TestAccessEveryMethod(PvAgentCase):
                    "pv_agent.feedback": self.their_feedback.filtered(lambda f: f.kind == "correction")}
         direct = {"read", "web_read", "export_data", "copy", "copy_data", "write", "unlink", "web_save",
                   "get_metadata", "action_archive", "action_unarchive", "toggle_active", "onchange",
-                  "get_field_translations", "update_field_translations", "action_retry", "action_vote",
+                  "get_field_translations", "update_field_translations", "action_retry", "action_cancel", "action_vote",
                   "action_suggest_correction", "action_accept", "action_reject", "web_resequence"}
         stats = {"denied": 0, "error": 0, "ok": 0}
         for model, recs in records.items():

@@ -2,10 +2,13 @@
 
 ``PV_AGENT_SCREENSHOTS=docs/screenshots tools/test-odoo -k Ui`` also writes the screenshots
 of docs/odoo.md ("Using PV-Agent")."""
+import json
+
 from odoo.tests import new_test_user, tagged
 
 from ..services import odoo_settings
 from .common import PvAgentHttpCase
+from .ollama_api_server import Reply
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
 # worded as the sample knowledge base words it today (pv-sv-13: a Moore preview, superseded by the ÖGK)
@@ -46,6 +49,15 @@ class TestPanelUi(PvAgentHttpCase):
         question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
         self.assertEqual(question.state, "done")
         self.assertEqual(question.answer_id.state, "answered")
+
+    def test_sources_tour(self):
+        """A model that takes several seconds: the source chips are on screen before the answer."""
+        self.run_answers_in_background(after_panel_shows_pending=True)
+        self.ollama.script(Reply(content=GOOD, delay=4.0))
+        self.start_tour("/odoo", "pv_agent_sources", login="pv_clerk")
+        question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual(question.answer_id.state, "answered")
+        self.assertEqual(json.loads(question.sources_json)[0]["id"], "pv-sv-01")
 
     def test_feedback_and_review_tours(self):
         answer = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id

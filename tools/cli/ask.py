@@ -1,4 +1,7 @@
-"""``pv-agent ask QUESTION [--index FILE] [--json]``: one question through the whole engine."""
+"""``pv-agent ask QUESTION [--index FILE] [--json]``: one question through the whole engine.
+
+While the model writes, stderr shows the sources found and each step (stdout: the answer, or
+with ``--json`` the answer object alone)."""
 from __future__ import annotations
 
 import sys
@@ -30,6 +33,23 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="das Antwortobjekt als JSON ausgeben")
 
 
+def print_progress(stage: str, info: dict) -> None:
+    """One step of ``ask`` for people, on stderr: first the sources, then what the model does."""
+    if stage == "sources":
+        print("Gefundene Quellen – Antwort wird erstellt:", file=sys.stderr)
+        for s in info["sources"]:
+            line = f" – {s['line']}" if s.get("line") else ""
+            print(f"  [{s['id']}] {s['title']} (Stand {s['stand']}){line}", file=sys.stderr)
+    elif stage == "writing" and info.get("attempt", 1) == 1:
+        print("Das Sprachmodell schreibt …", file=sys.stderr)
+    elif stage == "checking":
+        print("Wird geprüft …", file=sys.stderr)
+    elif stage == "rewriting":
+        reason = info.get("reason") or "zweiter Versuch"
+        print(reason[:1].upper() + reason[1:] + " …", file=sys.stderr)
+    sys.stderr.flush()
+
+
 def run(args) -> int:
     question = text_argument(args.question)
     if not question.strip():
@@ -40,7 +60,7 @@ def run(args) -> int:
     except IndexError_ as exc:
         return fail(str(exc))
     try:
-        answer = ask(question, index, cfg, client=make_client(cfg))
+        answer = ask(question, index, cfg, client=make_client(cfg), on_progress=print_progress)
     finally:
         index.close()
     if args.json:

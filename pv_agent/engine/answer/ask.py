@@ -23,14 +23,15 @@ from ..config import Settings
 from .context import Context, build_context
 from .deadline import DeadlineExceeded, bounded
 from ..drift import fingerprints_shown, key_value_fingerprints
-from ..index.embedders import index_embedder_kind, query_embedder
-from ..retrieval.gates import nothing_relevant, off_topic_reason, supported, topic_coverage
+from ..index.embedders import query_embedder
+from ..retrieval.gates import nothing_relevant, off_topic_reason, supported
 from .generate import Generation, generate
 from ..llm_clients import ModelClient, make_client
 from ..ollama import OllamaError
 from ..retrieval.planner import Plan, plan
-from ..retrieval.retrieve import retrieve
 from ..types import SECTION_KEY_VALUES, Hit, RetrievalResult
+from .progress import Progress, rewrite_reason, stoppable
+from .sources import merge_results, question_year, retrieve_all as _retrieve, sources_of
 from .verification import REASONS, CachedSimilarity, Verification, citations_in, leaks_prompt, mark_unsupported, verify
 
 
@@ -48,6 +49,7 @@ class _Run:
         self.hits: dict[str, Hit] = {}  # retrieved entries by id, for the citations' fingerprints
         self.year: int | None = None  # the one year the question asks about (or today's)
         self.key_values: dict = {}  # entry id → fingerprints of its key values, for the answer's fingerprints
+        self.progress = Progress()  # the caller's on_progress/should_stop (progress.py)
 
     def add_generation(self, gen: Generation) -> Generation:
         self.timings["llm_ms"] += gen.llm_ms
@@ -69,6 +71,8 @@ def ask(
     embedder=None,
     similarity=None,
     reuse=None,
+    on_progress=None,
+    should_stop=None,
 ) -> Answer:
     """``deadline`` (a ``time.monotonic()`` value) bounds the total model time: once it is
     reached no further call starts and the answer ends ``sources_only`` with the reason.
@@ -78,9 +82,13 @@ def ask(
     (the threshold was calibrated on those), else a lexical measure alone.
     ``reuse``: a store of verified answers (answer/reuse.py); an answer stored under this
     prompt's key is returned at once, without a model call. Every answer that built a prompt
-    carries its ``prompt_key``, so the caller can store it."""
+    carries its ``prompt_key``, so the caller can store it.
+    ``on_progress(stage, info)`` and ``should_stop()``: see progress.py; a true ``should_stop()``
+    before a model call raises ``progress.Cancelled``."""
     run = _Run()
-    client = bounded(client or make_client(settings), deadline)
+    progress = Progress(on_progress, should_stop)
+    client = stoppable(bounded(client or make_client(settings), deadline), progress)
+    run.progress = progress
     question = question.strip()
     base = dict(question=question, prompt_version=prompts.PROMPT_VERSION, models={"chat": settings.chat_model})
 
@@ -91,6 +99,7 @@ def ask(
     retrieval, similarity = _retrieve_step(index, the_plan, settings, client, embedder, similarity, run, base)
     if nothing_relevant(retrieval, settings):
         return Answer(state="refused", answer=prompts.REFUSAL, timings=run.finish(), **base)
+    progress.report("sources", sources=sources_of(retrieval.hits, question))
     started = time.monotonic()
     entries, system, user_question, context = _context_step(index, retrieval, the_plan, question, settings)
     run.timings["context_ms"] = (time.monotonic() - started) * 1000
@@ -104,6 +113,7 @@ def ask(
         return entry_id in entries or index.entry(entry_id) is not None
 
     def check_draft(content: str) -> Verification:
+        progress.report("checking")
         return _verify(content, context, exists, run, question=question, similarity=similarity)
 
     try:
@@ -126,8 +136,7 @@ def ask(
 def _plan_question(question: str, now: date | None, run: _Run) -> Plan:
     """Sub-queries and years; ``run.year`` is the one year asked about, today's when none is named."""
     the_plan = plan(question, now=now)
-    today = now or date.today()
-    run.year = the_plan.years[0] if len(the_plan.years) == 1 else (None if the_plan.years else today.year)
+    run.year = question_year(the_plan, now)
     return the_plan
 
 
@@ -172,6 +181,7 @@ def _generate_step(client, settings: Settings, the_plan: Plan, system: str, cont
                    run: _Run) -> tuple[list[dict] | None, Generation | None]:
     """The first draft (a survey distils each block first); ``(None, None)`` when a survey's blocks
     had nothing relevant. Ollama errors propagate."""
+    run.progress.report("writing", attempt=1)
     if the_plan.kind == "survey":
         messages = _map_reduce(client, settings, system, context, user_question, run)
         if messages is None:
@@ -193,6 +203,8 @@ def _regenerate_and_decide(client, settings: Settings, messages: list[dict], fir
                            check_draft, retrieval: RetrievalResult, context: Context, entries, run: _Run,
                            base: dict) -> Answer:
     """One regeneration naming what the verifier found, then the final state."""
+    run.progress.report("rewriting", reason=rewrite_reason(check, truncated=first.truncated))
+    run.progress.report("writing", attempt=2)
     retry_messages = messages + [
         {"role": "assistant", "content": first.content},
         {"role": "user", "content": regeneration_instruction(check, context, truncated=first.truncated)},
@@ -235,58 +247,7 @@ def _checked_refusal(drafts: list[str], retrieval: RetrievalResult, settings: Se
     return result
 
 
-# -- stages ---------------------------------------------------------------------------------
-def _retrieve(index, the_plan: Plan, settings: Settings, embedder, default_year=None, embedder_notice="") -> RetrievalResult:
-    """One retrieval per sub-query, each with the full top_k, merged round robin up to top_k
-    (a part's best hits come first, none is starved); each steered towards the year it asks
-    about (design: figures change every 1 January)."""
-    k_total = settings.survey_blocks if the_plan.kind == "survey" else settings.top_k
-    results: list[RetrievalResult] = []
-    for sub in the_plan.queries:
-        year = sub.year or default_year
-        result = retrieve(index, sub.text, settings, embedder=embedder, embedder_notice=embedder_notice,
-                          scopes=sub.scopes, k=k_total, year=year)
-        if result.mode == "lexical" and embedder is not None:
-            embedder, embedder_notice = None, result.notice  # the embedder failed once: do not wait for it again
-        result.topic_coverage = topic_coverage(index, result)  # for supported(), per part
-        if result.mode == "hybrid":  # cosines mean something only for the model they were calibrated on
-            result.cosine_model = f"{index_embedder_kind(index)}:{index.embed_model}"
-        results.append(result)
-    return merge_results(results, k_total, settings.cross_ref_expand)
-
-
-def merge_results(results: list[RetrievalResult], k: int, cross_ref_limit: int) -> RetrievalResult:
-    if len(results) == 1:
-        return results[0]
-    seen: set[str] = set()
-    picked: list[Hit] = []
-    primary = [[h for h in r.hits if h.via == "retrieval"] for r in results]
-    for rank in range(max(len(p) for p in primary)):  # round robin: every sub-query gets its slots
-        for hits in primary:
-            if rank < len(hits) and hits[rank].entry_id not in seen and len(picked) < k:
-                seen.add(hits[rank].entry_id)
-                picked.append(hits[rank])
-    refs = [h for r in results for h in r.hits if h.via != "retrieval"]
-    for h in refs:
-        if h.entry_id not in seen and cross_ref_limit > 0:
-            seen.add(h.entry_id)
-            picked.append(h)
-            cross_ref_limit -= 1
-    lexical = [r for r in results if r.mode == "lexical"]
-    return RetrievalResult(
-        question=results[0].question,
-        mode="lexical" if lexical else results[0].mode,
-        hits=picked,
-        notice=lexical[0].notice if lexical else "",
-        terms=tuple(dict.fromkeys(t for r in results for t in r.terms)),
-        unknown_terms=tuple(dict.fromkeys(t for r in results for t in r.unknown_terms)),
-        unknown_share=max(r.unknown_share for r in results),
-        dense_z=max((r.dense_z for r in results if r.dense_z is not None), default=None),
-        topic_coverage=max((r.topic_coverage for r in results if r.topic_coverage is not None), default=None),
-        cosine_model=next((r.cosine_model for r in results if r.cosine_model), ""),
-    )
-
-
+# -- stages ----------------------------------------------------------------------------------
 def _with_year_hint(question: str, the_plan: Plan) -> str:
     if len(the_plan.years) == 1 and str(the_plan.years[0]) not in question:
         return f"{question} {prompts.text('year_hint', year=the_plan.years[0])}"

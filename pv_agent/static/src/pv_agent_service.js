@@ -8,8 +8,10 @@ const MODEL = "pv_agent.conversation";
 
 /**
  * The panel's state, kept outside the components so that it survives closing the panel,
- * and the only place that talks to the server. The bus tells it when an answer (or a
- * failure) for one of the user's questions is stored; it then reloads that conversation.
+ * and the only place that talks to the server. The bus tells it where a waiting question
+ * stands (queue position, sources found, the model writing, checking, a second attempt),
+ * applied to the shown question at once, and when an answer (or a failure) is stored; it
+ * then reloads that conversation.
  */
 export const pvAgentService = {
     dependencies: ["bus_service", "orm", "action", "notification"],
@@ -113,6 +115,32 @@ export const pvAgentService = {
             }
         }
 
+        async function cancel(question) {
+            question.cancel_requested = true; // at once; the bus brings the outcome
+            await orm.call("pv_agent.message", "action_cancel", [[question.id]]);
+            await load(state.conversation?.id);
+        }
+
+        /** A progress push for a question of the shown conversation: update it in place. */
+        function applyProgress(payload) {
+            const conv = state.conversation;
+            if (!conv || conv.id !== payload.conversation_id) {
+                return;
+            }
+            const question = conv.messages.find((m) => m.id === payload.question_id);
+            if (!question || !question.pending) {
+                return;
+            }
+            const p = payload.progress;
+            Object.assign(question, {
+                progress: p.stage,
+                progress_detail: p.detail,
+                sources: p.sources,
+                queue_position: p.queue_position,
+                cancel_requested: p.cancel_requested,
+            });
+        }
+
         async function retry(question) {
             await orm.call("pv_agent.message", "action_retry", [[question.id]]);
             await load(state.conversation?.id);
@@ -144,6 +172,10 @@ export const pvAgentService = {
 
         if (info) {
             bus.subscribe(BUS_TYPE, (payload) => {
+                if (payload.progress) {
+                    applyProgress(payload); // not an answer yet: no reload, no unread dot
+                    return;
+                }
                 if (payload.origin_model && payload.origin_model !== "discuss.channel") {
                     // PV-Agent answered in a chatter: show its note if that chatter is open
                     const thread = env.services["mail.store"]?.Thread.get({
@@ -162,7 +194,7 @@ export const pvAgentService = {
         }
 
         return { state, load, toggle, ask, newConversation, openConversation, vote, suggestCorrection, retry,
-                 reanswer, answerFresh, openAnswer, openEntry, openChat };
+                 cancel, reanswer, answerFresh, openAnswer, openEntry, openChat };
     },
 };
 

@@ -104,6 +104,29 @@ export class PvAgentPanel extends Component {
         return value ? value.slice(0, 16) : "";
     }
 
+    /** Where a waiting question stands, in one line (the engine words a second attempt's reason). */
+    progressText(message) {
+        if (message.cancel_requested) {
+            return _t("Cancelling – stops before the next call of the language model …");
+        }
+        switch (message.progress) {
+            case "sources":
+                return _t("Sources found – the language model is about to write …");
+            case "writing":
+                return _t("The language model is writing …");
+            case "checking":
+                return _t("Checking against the sources …");
+            case "rewriting": {
+                const detail = message.progress_detail || "";
+                return detail ? detail.charAt(0).toUpperCase() + detail.slice(1) + " …" : _t("Second attempt …");
+            }
+            default:
+                return message.queue_position
+                    ? _t("In the queue (position %s)", message.queue_position)
+                    : _t("In the queue …");
+        }
+    }
+
     onKeydown(ev) {
         if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
             ev.preventDefault();

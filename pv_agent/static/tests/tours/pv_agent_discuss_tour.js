@@ -33,8 +33,12 @@ registry.category("web_tour.tours").add("pv_agent_discuss", {
             content: "the question is posted",
         },
         {
-            trigger: ".o-mail-ChatWindow .o-mail-Message:contains('551,10') a[href*='/odoo/pv_agent.entry/']",
-            content: "PV-Agent replies with the answer and links to the cited entries",
+            trigger: ".o-mail-ChatWindow .o-mail-Message:contains('Gefundene Quellen – Antwort wird erstellt') a[href*='/odoo/pv_agent.entry/']",
+            content: "PV-Agent posts the sources found at once, labelled as such",
+        },
+        {
+            trigger: ".o-mail-ChatWindow .o-mail-Message:contains('551,10'):not(:contains('Gefundene Quellen')) a[href*='/odoo/pv_agent.entry/']",
+            content: "then edits that message into the answer, with links to the cited entries",
         },
         screenshot("discuss-chat", ".o-mail-ChatWindow .o-mail-Message:contains('551,10')"),
     ],
