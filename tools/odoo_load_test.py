@@ -47,6 +47,9 @@ from pv_agent.tests.ollama_api_server import OllamaAPIServer, Reply  # noqa: E40
 
 CHIP_P95_LIMIT = 1.5  # seconds from Enter to the first source chip (issue 31)
 PANEL_FAST_S = 2.0  # the clerk polls the panel every 0.1 s for this long after Enter, then every second
+# then her messages for the answer this often: the browser gets the answer over the bus; 8 clerks
+# polling every 0.1 s kept both HTTP workers busy on a loaded machine, and asks waited behind them
+ANSWER_POLL_S = 0.5
 NAMES = ["Huber", "Gruber", "Wagner", "Müller", "Pichler", "Steiner", "Moser", "Mayer", "Hofer", "Leitner",
          "Berger", "Fuchs", "Eder", "Fischer", "Schmid", "Winkler"]
 ANSWER = "Die Geringfügigkeitsgrenze beträgt 2025 monatlich 551,10 € (Stand 2025-01) [pv-gfb-01]."
@@ -260,7 +263,7 @@ def run(args, base: str, db: str, ollama: OllamaAPIServer) -> int:
     originals = {q: by_question[mid] for _l, mid, q in results[0]["_asked"] if mid in by_question}
     ok = True
     for result in results:
-        summarize(result, by_question, complete, originals)
+        summarize(result, by_question, complete, originals, ollama.requests_to("/api/chat"))
         print("load: " + json.dumps(result, ensure_ascii=False))
         ok &= not result["problems"]
     first_run = results[0]
@@ -352,7 +355,7 @@ def load_run(args, base, db, ollama, manager, editable, label, plan, min_reindex
                         break
                     if time.monotonic() - started > 600:
                         raise RpcError("no answer after 600 s")
-                    time.sleep(0.1)
+                    time.sleep(0.1 if chip_at is None and time.monotonic() - started < PANEL_FAST_S else ANSWER_POLL_S)
                 seen = time.monotonic()
                 with lock:
                     latencies.append(seen - started)
@@ -428,11 +431,30 @@ def load_run(args, base, db, ollama, manager, editable, label, plan, min_reindex
                                       for c in chats),
         "reindexes_during_load": len(reindexes), "reindex_seconds": [j["seconds"] for j in reindexes],
         "_asked": asked, "_timeline": timeline, "_running": running, "_started": started,
-        "_repeated_questions": repeated, "_chips": chips, "_no_chip": no_chip,
+        "_repeated_questions": repeated, "_chips": chips, "_no_chip": no_chip, "_chats_before": chats_before,
     }
 
 
-def why_not_reused(original: dict, repeat: dict) -> str:
+def first_prompt(chats: list[dict], question: str) -> list[str] | None:
+    """The lines of the first model prompt that holds ``question`` (the test server's requests)."""
+    for chat in chats:
+        text = "\n".join(str(m.get("content", "")) for m in chat.get("messages") or [])
+        if question in text:
+            return text.splitlines()
+    return None
+
+
+def prompt_difference(before: list[str] | None, after: list[str] | None) -> str:
+    """The first line in which two prompts differ, shortened."""
+    if before is None or after is None:
+        return ""
+    for a, b in zip(before, after):
+        if a != b:
+            return f"; first prompt difference: {a[:120]!r} then {b[:120]!r}"
+    return "; one prompt is longer" if len(before) != len(after) else "; the prompts are identical"
+
+
+def why_not_reused(original: dict, repeat: dict, prompts: tuple = (None, None)) -> str:
     """What differed between a question's first answer and its repeat that was computed again."""
     first, again = json.loads(original["answer_json"] or "{}"), json.loads(repeat["answer_json"] or "{}")
     if not first.get("reusable") or not first.get("prompt_key"):
@@ -443,15 +465,18 @@ def why_not_reused(original: dict, repeat: dict) -> str:
     if ids[0] != ids[1]:
         return f"other context: {ids[0]} then {ids[1]}"
     if first.get("fingerprints") != again.get("fingerprints"):
-        return "the same entries with other content (fingerprints differ)"
-    return "other prompt key (prompt version, model or options)"
+        return "the same entries with other content (fingerprints differ)" + prompt_difference(*prompts)
+    return "other prompt key" + prompt_difference(*prompts)
 
 
-def summarize(result: dict, by_question: dict, complete: set, originals: dict) -> None:
+def summarize(result: dict, by_question: dict, complete: set, originals: dict, chats: list[dict]) -> None:
     """Check one run's answers against the audit trail and the limits; ``problems`` lists what failed."""
     asked, timeline, running, started, repeated, chips, no_chip = (
         result.pop(k) for k in ("_asked", "_timeline", "_running", "_started", "_repeated_questions", "_chips",
                                 "_no_chip"))
+    chats_before = result.pop("_chats_before")
+    slowest = sorted(((t, timeline[m][0] - started) for m, t in chips.items() if m in timeline), reverse=True)[:5]
+    result["slowest_chips_s"] = [(round(t, 2), f"asked at {round(a, 1)}") for t, a in slowest]
     chips = dict(chips)
     sources_late = []  # computed answers whose sources the clerk saw only with the answer
     missing = [mid for _login, mid, _q in asked if mid not in by_question]
@@ -466,7 +491,8 @@ def summarize(result: dict, by_question: dict, complete: set, originals: dict) -
         data = json.loads(answer["answer_json"] or "{}")
         was_reused = bool(answer.get("reused_from_id") or data.get("reused"))
         if question in repeated and not was_reused and question in originals:
-            not_reused[mid] = why_not_reused(originals[question], answer)
+            prompts = (first_prompt(chats[:chats_before], question), first_prompt(chats[chats_before:], question))
+            not_reused[mid] = why_not_reused(originals[question], answer, prompts)
         generation = (data.get("index") or {}).get("generation")
         if generation is not None or not was_reused:  # a reused answer may carry no index of its own
             generations.append(generation)
@@ -481,8 +507,8 @@ def summarize(result: dict, by_question: dict, complete: set, originals: dict) -
             not_complete.append((mid, generation))
         asked_at, seen_at = timeline.get(mid, (0, 0))
         asked_during += any(a <= asked_at <= b for a, b in running)
-        # the job's own time, ending before the clerk's poll saw the answer (polls every 0.1 s)
-        computed = (seen_at - 0.15 - (answer["duration_ms"] or 0) / 1000, seen_at - 0.15)
+        # the job's own time, ending before the clerk's poll saw the answer (polls every ANSWER_POLL_S)
+        computed = (seen_at - ANSWER_POLL_S - (answer["duration_ms"] or 0) / 1000, seen_at - ANSWER_POLL_S / 2)
         computed_during += any(min(b, computed[1]) - max(a, computed[0]) > 0.2 for a, b in running)
         (repeated_latencies if question in repeated else new_latencies).append(seen_at - asked_at)
     chip_times = list(chips.values())
