@@ -29,7 +29,9 @@ class TestDrift(PvAgentCase):
         self.reindex()
         self.gfg = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GFG).answer_id
         self.sz = self.ask_as(self.clerk, "Wie viel vom Urlaubszuschuss bleibt 2025 steuerfrei?", SZ).answer_id
-        self.gfg2 = self.ask_as(self.clerk2, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GFG).answer_id
+        # the same question: gfg's checked answer reused (issue 31), with fingerprints of its own
+        self.gfg2 = self.ask_as(self.clerk2, "Wie hoch ist die Geringfügigkeitsgrenze 2026?").answer_id
+        self.assertEqual(self.gfg2.sudo().reused_from_id, self.gfg)
         self.entry = self.Entry.search([("entry_id", "=", "pv-sv-01")])
 
     def edit_entry(self, entry, old, new):

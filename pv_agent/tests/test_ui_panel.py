@@ -112,3 +112,16 @@ class TestPanelUi(PvAgentHttpCase):
         self.start_tour("/odoo/action-pv_agent.action_pv_agent_conversation", "pv_agent_drift", login="pv_clerk")
         new = self.env["pv_agent.message"].search([("reask_of_id", "=", answer.id)]).answer_id
         self.assertEqual((new.state, new.drift_state), ("answered", "unchanged"))
+
+    def test_reuse_tour(self):
+        """A colleague's checked answer reused (no model call), labelled; "Neu beantworten" asks the model."""
+        first = self.ask_as(self.clerk2, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
+        self.ollama.requests.clear()
+        self.run_answers_in_background()
+        self.ollama.script("Die Geringfügigkeitsgrenze 2026 liegt bei 551,10 € im Monat (Stand 2026-01) [pv-sv-01].")
+        self.start_tour("/odoo", "pv_agent_reuse", login="pv_clerk")
+        answers = self.env["pv_agent.message"].search([("role", "=", "answer"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual(len(answers), 2)
+        self.assertEqual(answers[0].sudo().reused_from_id, first)
+        self.assertFalse(answers[1].sudo().reused_from_id)
+        self.assertEqual(len(self.ollama.requests_to("/api/chat")), 1, "only the fresh answer asked the model")
