@@ -172,3 +172,12 @@ def test_rewrite_reason_counts_what_failed():
                             claims_mostly_unsupported=False, conflicts=[], leaked_prompt=False)
     assert rewrite_reason(check) == "zweiter Versuch: 2 Zahlen nicht belegt, 1 unbekannte Quelle zitiert"
     assert rewrite_reason(check, truncated=True).endswith(", Antwort abgeschnitten")
+
+
+def test_key_line_names_the_columns_of_a_table_with_several_values():
+    from answer_helpers import make_hit
+
+    table = "| Wert | 2025 | 2026 |\n|---|---|---|\n| Grenze monatlich | 551,10 € | 551,10 € |\n| Grenze jährlich | – | 7.715,40 € |"
+    hit = make_hit("pv-ur-01", text=table)
+    assert key_line(hit, "Grenze monatlich 2026?") == "Grenze monatlich – 2025: 551,10 € · 2026: 551,10 €"
+    assert key_line(hit, "Grenze jährlich?") == "Grenze jährlich – 2025: – · 2026: 7.715,40 €"

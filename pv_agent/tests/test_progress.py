@@ -170,6 +170,25 @@ class TestProgress(PvAgentCase):
         self.assertFalse(self.ollama.requests)
         self.assertEqual(question.state, "cancelled")
 
+    def test_cancel_during_the_last_model_call_stores_no_answer(self):
+        self.ollama.script(Reply(content=GOOD, delay=0.5))  # a good draft: no further model call follows
+        _asked, question = self.ask()
+        registry, clerk, question_id = self.registry, self.clerk, question.id
+        chat = OllamaClient.chat
+
+        def chat_while_the_clerk_cancels(client, *args, **kwargs):
+            result = chat(client, *args, **kwargs)
+            with registry.cursor() as cr:
+                api.Environment(cr, clerk.id, {"lang": clerk.lang})["pv_agent.message"].browse(question_id).action_cancel()
+            return result
+
+        with patch.object(OllamaClient, "chat", chat_while_the_clerk_cancels):
+            self.run_cron("pv_agent.ir_cron_pv_agent_answer")
+        self.assertEqual(len(self.ollama.requests_to("/api/chat")), 1)
+        self.assertEqual(question.state, "cancelled")
+        self.assertFalse(question.answer_id, "the clerk cancelled: the answer is dropped, not shown")
+        self.assertEqual(self.pushes(self.clerk, progress=False)[-1]["question_state"], "cancelled")
+
     def test_only_the_asker_may_cancel(self):
         _asked, question = self.ask()
         for user in (self.clerk2, self.manager):

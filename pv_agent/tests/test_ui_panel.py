@@ -59,6 +59,13 @@ class TestPanelUi(PvAgentHttpCase):
         self.assertEqual(question.answer_id.state, "answered")
         self.assertEqual(json.loads(question.sources_json)[0]["id"], "pv-sv-01")
 
+    def test_cancel_tour(self):
+        """No answer worker runs: the clerk cancels the waiting question in the panel."""
+        self.start_tour("/odoo", "pv_agent_cancel", login="pv_clerk")
+        question = self.env["pv_agent.message"].search([("role", "=", "question"), ("author_id", "=", self.clerk.id)])
+        self.assertEqual((question.state, question.cancelled_by_id), ("cancelled", self.clerk))
+        self.assertFalse(self.ollama.requests_to("/api/chat"))
+
     def test_feedback_and_review_tours(self):
         answer = self.ask_as(self.clerk, "Wie hoch ist die Geringfügigkeitsgrenze 2026?", GOOD).answer_id
         self.start_tour("/odoo", "pv_agent_feedback", login="pv_clerk")

@@ -71,19 +71,33 @@ def key_line(hit: Hit, question: str) -> str:
     return best if len(best) <= MAX_LINE_CHARS else best[: MAX_LINE_CHARS - 1].rstrip() + "…"
 
 
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
 def _content_lines(markdown: str) -> list[str]:
     """Lines of a section as plain text: bullets without their marker, table rows as
-    "cell: cell · cell", headings, rules and a table's header row left out."""
+    "label: value" (several value columns named by their header: "label – 2025: x · 2026: y"),
+    headings, rules and a table's header row left out."""
     raw = [line.strip() for line in (markdown or "").splitlines()]
     out = []
+    header: list[str] = []
     for n, line in enumerate(raw):
+        if not line.startswith("|"):
+            header = []
         if not line or line.startswith("#") or _TABLE_RULE.match(line):
             continue
         if line.startswith("|"):
             if n + 1 < len(raw) and _TABLE_RULE.match(raw[n + 1]):
-                continue  # the header row: column names, no value
-            cells = [c.strip() for c in line.strip("|").split("|") if c.strip()]
-            line = cells[0] + (": " + " · ".join(cells[1:]) if len(cells) > 1 else "") if cells else ""
+                header = _cells(line)  # the header row: column names, no value
+                continue
+            cells = _cells(line)
+            label, values = cells[0], cells[1:]
+            if len(values) > 1 and len(header) == len(cells):
+                named = [f"{h}: {v}" if h else v for h, v in zip(header[1:], values) if v]
+                line = f"{label} – " + " · ".join(named)
+            else:
+                line = label + (": " + " · ".join(v for v in values if v) if any(values) else "")
         line = re.sub(r"^[-*+]\s+", "", line).replace("**", "").strip()
         if line:
             out.append(line)

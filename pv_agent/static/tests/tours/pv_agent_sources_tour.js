@@ -52,3 +52,43 @@ registry.category("web_tour.tours").add("pv_agent_sources", {
         },
     ],
 });
+
+// Cancel (issue 31): a waiting question ends at once with who cancelled it and when, and can be
+// asked again.
+registry.category("web_tour.tours").add("pv_agent_cancel", {
+    url: "/odoo",
+    steps: () => [
+        {
+            trigger: ".o_pv_agent_systray_toggle",
+            run: "click",
+        },
+        {
+            trigger: ".o_pv_agent_panel .o_pv_agent_input",
+            run: "edit Wie hoch ist die Geringfügigkeitsgrenze 2026?",
+        },
+        {
+            trigger: ".o_pv_agent_panel .o_pv_agent_input",
+            async run(helpers) {
+                this.anchor.focus();
+                await helpers.press("Enter");
+            },
+        },
+        {
+            trigger: ".o_pv_agent_panel .o_pv_agent_pending .o_pv_agent_progress:contains('In der Warteschlange (Position 1)')",
+            content: "the question waits in the queue, first in line",
+        },
+        {
+            trigger: ".o_pv_agent_panel .o_pv_agent_pending .o_pv_agent_cancel",
+            content: "the clerk cancels it",
+            run: "click",
+        },
+        {
+            trigger: ".o_pv_agent_panel .o_pv_agent_cancelled:contains('Abgebrochen von Clara Clerk um')",
+            content: "it ends at once, saying who cancelled it and when",
+        },
+        {
+            trigger: ".o_pv_agent_panel:not(:has(.o_pv_agent_pending)):not(:has(.o_pv_agent_sources)) .o_pv_agent_cancelled .o_pv_agent_retry",
+            content: "nothing is pending any more; it can be asked again",
+        },
+    ],
+});
