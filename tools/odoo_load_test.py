@@ -248,6 +248,14 @@ def run(args, base: str, db: str, ollama: OllamaAPIServer) -> int:
         runs.append(("half repeated", run2, 1))
     results, errors = [], []
     for label, plan, reindexes in runs:
+        if results:  # the repeats' entries stay as they were: a changed entry in the context rightly
+            # changes the prompt, and the answer is computed again (the first run showed which they are)
+            first_ids = [mid for _l, mid, _q in results[0]["_asked"]]
+            used = {r.get("id") for a in manager.call("pv_agent.message", "search_read",
+                                                       [("role", "=", "answer"), ("question_id", "in", first_ids)],
+                                                       ["answer_json"])
+                    for r in json.loads(a["answer_json"] or "{}").get("retrieved") or []}
+            editable = [e for e in editable if e["entry_id"] not in used]
         results.append(load_run(args, base, db, ollama, manager, editable, label, plan, reindexes,
                                 repeated={q for n in range(half, args.clerks) for q in plan[n]} if plan is run2 else set()))
         errors += results[-1]["errors"]
