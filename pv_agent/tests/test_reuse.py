@@ -109,6 +109,20 @@ class TestReuse(PvAgentCase):
         self.assertNotIn("reused", json.loads(again.answer_json))
         self.assertEqual(len(self.Cache.search([])), 2, "a new key beside the old one (which no prompt hits any more)")
 
+    def test_an_answer_built_on_an_entry_gone_from_the_index_is_not_served(self):
+        """PV-Agent has no per-entry read restrictions (every clerk reads every entry); what a clerk's
+        context may hold changes when an entry leaves the knowledge base. The stored answer built on
+        it is not served: the context, and so the key, differ."""
+        self.answer(self.clerk, QUESTION, GOOD)
+        self.Entry.search([("entry_id", "=", "pv-sv-01")]).with_user(self.manager).action_archive()
+        self.reindex()
+        self.ollama.requests.clear()
+        self.ollama.default_reply = Reply(REFUSAL)
+        later = self.answer(self.clerk2, QUESTION)
+        self.assertFalse(later.sudo().reused_from_id)
+        self.assertNotIn("pv-sv-01", later.citation_entry_ids.mapped("entry_id"))
+        self.assertNotIn("551,10", later.body)
+
     def test_answer_again_bypasses_the_store_and_replaces_its_entry(self):
         first = self.answer(self.clerk, QUESTION, GOOD)
         reused = self.answer(self.clerk2, QUESTION)
