@@ -148,6 +148,9 @@ class PvAgentBot(models.AbstractModel):
         if not thread:
             _logger.info("pv_agent: %s may no longer post on %s,%s; answer %s stays in the panel",
                          asker.login, model, question.origin_res_id, question.id)
+            early = question.sudo().post_message_id
+            if early.exists():  # the sources posted when the question was asked go too: nothing of it stays there
+                early.unlink()
             return
         record = thread.sudo()
         lang_self = self.with_context(lang=asker.lang or self.env.lang)

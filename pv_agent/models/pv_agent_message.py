@@ -269,8 +269,9 @@ class PvAgentMessage(models.Model):
                 return self._end_cancelled(stop.get("by"), stop.get("at"))
             _logger.exception("pv_agent: answering message %s failed", self.id)
             return self._fail(engine_calls.failure_text(self.env, exc))
-        if self._should_stop(stop):  # cancelled during the last model call: the clerk gets no answer
-            _logger.info("pv_agent: question %s cancelled during its last model call; answer dropped", self.id)
+        if self._should_stop(stop):  # cancelled (or deleted) during the last model call: no answer to show
+            _logger.info("pv_agent: question %s cancelled or deleted during its last model call; answer dropped",
+                         self.id)
             return self._end_cancelled(stop.get("by"), stop.get("at"))
         self._store_answer(data, int((time.monotonic() - started) * 1000))
 
