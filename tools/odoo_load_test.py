@@ -396,7 +396,7 @@ def load_run(args, base, db, ollama, manager, editable, label, plan, min_reindex
                         reindex_running.set()
                     if job["state"] in ("done", "failed"):
                         break
-                    time.sleep(0.1)
+                    time.sleep(ANSWER_POLL_S)  # as seldom as the clerks: the two HTTP workers serve all of us
                 if job["state"] != "done":
                     raise RpcError(f"reindex job {job['id']} failed: {job['message']}")
                 with lock:
