@@ -305,7 +305,9 @@ def run(args, base: str, db: str, ollama: OllamaAPIServer) -> int:
               f"p95 {second['latency_p95_s']} s (repeated: p95 {second['repeated_latency_p95_s']} s, new: p95 "
               f"{second['new_latency_p95_s']} s); {second['chat_requests']} model calls, "
               f"{second['repeated_chat_requests']} of them for the {second['repeated']} repeated questions; "
-              f"{second['reused_answers']} answers reused; first source chip p95 {second['first_chip_p95_s']} s")
+              f"{second['reused_answers']} answers reused, {second['repeats_with_a_changed_prompt']} repeats computed "
+              f"again because their context had changed; first source chip p50 {second['first_chip_p50_s']} s, "
+              f"p95 {second['first_chip_p95_s']} s")
     for result in results:
         for problem in result["problems"]:
             print(f"load: run {result['label']!r}: {problem}", file=sys.stderr)
@@ -481,6 +483,9 @@ def prompt_difference(before: list[str] | None, after: list[str] | None) -> str:
     return "; one prompt is longer" if len(before) != len(after) else "; the prompts are identical"
 
 
+CHANGED_PROMPT = ("other context", "the same entries with other content", "other prompt key; first prompt difference")
+
+
 def why_not_reused(original: dict, repeat: dict, prompts: tuple = (None, None)) -> str:
     """What differed between a question's first answer and its repeat that was computed again."""
     first, again = json.loads(original["answer_json"] or "{}"), json.loads(repeat["answer_json"] or "{}")
@@ -561,9 +566,15 @@ def summarize(result: dict, by_question: dict, complete: set, originals: dict, c
                         "none): sources first (issue 31) is missing")
     if result["first_chip_p95_s"] is not None and result["first_chip_p95_s"] > CHIP_P95_LIMIT:
         problems.append(f"first source chip p95 {result['first_chip_p95_s']} s > {CHIP_P95_LIMIT} s")
-    if result["repeated"] and result["repeated_chat_requests"]:
-        problems.append(f"the {result['repeated']} repeated questions cost {result['repeated_chat_requests']} model "
-                        f"calls ({reused} answers reused): a verified answer was computed again")
+    # a repeat whose context changed meanwhile (another entry retrieved, a context entry retitled
+    # by a reindex) has another prompt and is rightly computed again; the same prompt must not be
+    same_prompt = {m: why for m, why in not_reused.items() if not why.startswith(CHANGED_PROMPT)}
+    result["repeats_with_a_changed_prompt"] = len(not_reused) - len(same_prompt)
+    if same_prompt:
+        problems.append(f"{len(same_prompt)} repeated questions with the first one's prompt went to the model again "
+                        f"({reused} answers reused): {same_prompt}")
+    if result["repeated"] and not reused:
+        problems.append(f"none of the {result['repeated']} repeated questions reused an answer")
     result["problems"] = problems
 
 
