@@ -14,6 +14,8 @@ from __future__ import annotations
 from odoo import api, fields, models
 from odoo.exceptions import AccessError, UserError
 
+from ..services import answer_crons
+
 BUS_TYPE = "pv_agent/answer"
 MAX_QUESTION_CHARS = 4000
 PARAM_MAX_PENDING = "pv_agent.max_pending_per_user"
@@ -22,7 +24,6 @@ RECENT_CONVERSATIONS = 30  # listed in the panel
 # less than this share of a question's model time left in a cron run: a fresh run (a fresh count
 # of Odoo's watchdog) answers it, not a cut-short one
 MIN_SHARE_PER_QUESTION = 0.5
-ANSWER_CRONS = ("pv_agent.ir_cron_pv_agent_answer", "pv_agent.ir_cron_pv_agent_answer_2")
 ANSWER_STATES = [
     ("answered", "Answered"),
     ("answered_after_retry", "Answered after a correction"),
@@ -64,11 +65,9 @@ def serialize_user_requests(env, user):
 
 
 def wake_answer_crons(env):
-    """Wake every answer cron: Odoo runs each in its own cron worker when it has several."""
-    for xmlid in ANSWER_CRONS:
-        cron = env.ref(xmlid, raise_if_not_found=False)
-        if cron:
-            cron.sudo()._trigger()
+    """Wake every active answer cron (as many as Settings → "Answers computed at once" asks for):
+    Odoo runs each in its own cron worker when it has several."""
+    answer_crons.wake(env)
 
 
 def check_queue_room(env, user, adding=1):

@@ -8,7 +8,7 @@ from odoo import api, fields, models
 from odoo.exceptions import AccessError, ValidationError
 
 from ..services.engine_calls import OllamaError, make_client, url_is_local
-from ..services import index_access, odoo_settings
+from ..services import answer_crons, index_access, odoo_settings
 
 D = odoo_settings.DEFAULTS
 
@@ -51,6 +51,14 @@ class ResConfigSettings(models.TransientModel):
         "Waiting questions per user", config_parameter="pv_agent.max_pending_per_user", default=3,
         help="How many questions one user may have waiting for an answer at a time.")
     pv_agent_time_warning = fields.Char("Time limits", compute="_compute_pv_agent_time_warning")
+    pv_agent_answer_workers = fields.Integer(
+        "Answers computed at once", config_parameter=answer_crons.PARAM, default=answer_crons.DEFAULT,
+        help="One answer job per question answered in parallel (1-16). Odoo runs at most max_cron_threads "
+             "scheduled jobs at once, and the model server must serve as many requests in parallel "
+             "(Ollama: OLLAMA_NUM_PARALLEL; vLLM: --max-num-seqs; llama.cpp: --parallel).")
+    pv_agent_answer_parallel = fields.Char("Parallel answers", compute="_compute_pv_agent_answer_parallel")
+    pv_agent_answer_parallel_short = fields.Boolean("Fewer answer jobs run than set",
+                                                    compute="_compute_pv_agent_answer_parallel")
     pv_agent_answer_cache_size = fields.Integer(
         "Checked answers kept for reuse", config_parameter="pv_agent.answer_cache_size", default=2000,
         help="An identical question on the same entries and model gets a kept checked answer without a model call. "
@@ -110,6 +118,32 @@ class ResConfigSettings(models.TransientModel):
         for rec in self:
             rec.pv_agent_time_warning = warning
 
+    @api.depends("pv_agent_answer_workers")
+    def _compute_pv_agent_answer_parallel(self):
+        """What Odoo's cron workers leave of the setting: min(setting, max_cron_threads), and one
+        fewer while a reindex or another scheduled action holds a worker."""
+        threads = answer_crons.cron_threads()
+        for rec in self:
+            count = min(answer_crons.MAXIMUM, max(1, rec.pv_agent_answer_workers or answer_crons.DEFAULT))
+            effective = answer_crons.effective(count, threads)
+            rec.pv_agent_answer_parallel_short = count > threads
+            if not threads:
+                rec.pv_agent_answer_parallel = self.env._(
+                    "Odoo runs no scheduled jobs (max_cron_threads = 0): no question is answered. Start Odoo with "
+                    "--max-cron-threads of at least 1.")
+            elif count > threads:
+                rec.pv_agent_answer_parallel = self.env._(
+                    "Odoo runs at most %(threads)s scheduled jobs at once (max_cron_threads): %(effective)s of the "
+                    "%(count)s answer jobs run at a time, fewer while a reindex or another scheduled action runs. "
+                    "Raise max_cron_threads in Odoo's configuration to use all %(count)s.",
+                    threads=threads, effective=effective, count=count)
+            else:
+                rec.pv_agent_answer_parallel = self.env._(
+                    "Up to %(effective)s questions are answered at once (Odoo: max_cron_threads = %(threads)s); "
+                    "a reindex or another scheduled action takes one of those workers while it runs. The model "
+                    "server must serve %(effective)s requests in parallel, or they wait there.",
+                    effective=effective, threads=threads)
+
     @api.depends("pv_agent_ollama_url")
     def _compute_pv_agent_url_warning(self):
         """Questions may name employees and their pay: say so when they would leave the network."""
@@ -130,7 +164,8 @@ class ResConfigSettings(models.TransientModel):
         self.check_access("write")
         self.env["ir.config_parameter"].sudo().set_param(odoo_settings.PARAM_API_KEY, False)
 
-    @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k", "pv_agent_max_pending")
+    @api.constrains("pv_agent_ollama_url", "pv_agent_num_ctx", "pv_agent_top_k", "pv_agent_max_pending",
+                    "pv_agent_answer_workers")
     def _check_pv_agent_values(self):
         for rec in self:
             url = (rec.pv_agent_ollama_url or "").strip()
@@ -142,6 +177,9 @@ class ResConfigSettings(models.TransientModel):
                 raise ValidationError(self.env._("Waiting questions per user must be between 1 and 100."))
             if rec.pv_agent_top_k and not 1 <= rec.pv_agent_top_k <= 50:
                 raise ValidationError(self.env._("Sources per answer (top-k) must be between 1 and 50."))
+            if not 1 <= rec.pv_agent_answer_workers <= answer_crons.MAXIMUM:
+                raise ValidationError(self.env._("Answers computed at once must be between 1 and %s.",
+                                                 answer_crons.MAXIMUM))
 
     def _pv_agent_form_settings(self):
         """Engine settings from the values on the form (they may not be saved yet)."""
@@ -226,6 +264,7 @@ class ResConfigSettings(models.TransientModel):
             self.pv_agent_llm_api_key = False
         if switching and wanted != index_access.active_store(self.env.cr.dbname, self.env):
             index_access.queue_store_switch(self.env)
+        answer_crons.sync(self.env)  # as many active answer crons as the saved value asks for
 
 
 def _utc_naive(iso: str | None):

@@ -41,8 +41,8 @@ def answer(question: str, index, settings, deadline: float | None = None, reuse=
     raises ``Cancelled`` (``is_cancelled`` tells it apart)."""
     from ..engine.answer.ask import ask
 
-    return ask(question, index, settings, client=make_client(settings), deadline=deadline,
-               reuse=reuse, on_progress=on_progress, should_stop=should_stop).as_dict()
+    return ask(question, index, settings, client=make_client(settings), deadline=deadline, reuse=reuse,
+               on_progress=on_progress, should_stop=should_stop).as_dict()
 
 
 def find_sources(question: str, index, settings) -> list[dict]:

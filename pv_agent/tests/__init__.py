@@ -18,5 +18,7 @@ if __name__.startswith("odoo.addons."):
     from . import test_file_safety
     # the second review (issue 29): audience, bot partner, audit trail, cap, watchdog
     from . import test_sec_review_2
+    # answers computed at once: the answer crons (issue 31, item 4)
+    from . import test_answer_workers
     # sources first, progress over the bus, cancel (issue 31)
     from . import test_progress

@@ -362,8 +362,8 @@ class TestWatchdog(PvAgentCase):
         from ..services import engine_calls
         answer = engine_calls.answer
 
-        def answer_while_the_clerk_deletes(question, index, settings, deadline=None, **progress):
-            data = answer(question, index, settings, deadline=deadline, **progress)
+        def answer_while_the_clerk_deletes(question, index, settings, deadline=None, **kw):
+            data = answer(question, index, settings, deadline=deadline, **kw)
             if Conversation.sudo().browse(gone["conversation_id"]).exists():
                 Conversation.with_user(self.clerk).action_delete_my_history()  # meanwhile, in the clerk's tab
             return data

@@ -11,12 +11,13 @@ from .common import PvAgentHttpCase
 from .ollama_api_server import Reply
 
 GOOD = "Die Geringfügigkeitsgrenze beträgt monatlich 551,10 € (Stand 2026-01) [pv-sv-01]."
+# worded as the sample knowledge base words it today (pv-sv-13: a Moore preview, superseded by the ÖGK)
 BOTH_SIDES = (
     "Für 2025 nennen die Quellen für die mittleren Stufen der AV-Staffel unterschiedliche Sätze "
     "(Stand 2025-01) [pv-sv-12, pv-sv-13]:\n\n"
     "- ⚠ **ÖGK:** 1 % bis 2.262 € und 2 % bis 2.451 € monatlicher Beitragsgrundlage (Stand 2025-01) [pv-sv-12]\n"
-    "- ⚠ **Steuerberater-Vorschau:** 0,95 % und 1,95 % (Stand 2025-01) [pv-sv-13]\n\n"
-    "Maßgeblich ist laut Faktenblatt die **ÖGK** [pv-sv-12]."
+    "- ⚠ **Moore-Vorschau (überholt):** 0,95 % und 1,95 % (Stand 2025-01) [pv-sv-13]\n\n"
+    "Maßgeblich sind die von der **ÖGK** veröffentlichten Werte [pv-sv-12]."
 )
 
 

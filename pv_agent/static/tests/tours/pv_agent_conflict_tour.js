@@ -32,7 +32,7 @@ registry.category("web_tour.tours").add("pv_agent_conflict", {
             content: "one side, with its citation linked",
         },
         {
-            trigger: ".o_pv_agent_panel .o_pv_agent_answer li:contains('Steuerberater') a[data-pv-entry='pv-sv-13']",
+            trigger: ".o_pv_agent_panel .o_pv_agent_answer li:contains('Moore-Vorschau') a[data-pv-entry='pv-sv-13']",
             content: "the other side",
         },
         {
