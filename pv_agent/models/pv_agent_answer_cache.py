@@ -48,12 +48,27 @@ class _EngineStore:
 
     def lookup(self, key: str):
         with self.registry.cursor() as cr:
-            entry = api.Environment(cr, SUPERUSER_ID, {})["pv_agent.answer.cache"].search([("key", "=", key)], limit=1)
-            if not entry:
-                return None
-            return {"answer": json.loads(entry.answer_json or "{}"), "from": {
-                "cache_id": entry.id, "answer_id": entry.answer_id.id or False,
-                "date": fields.Datetime.to_string(entry.answered_at or entry.create_date)}}
+            return _stored(api.Environment(cr, SUPERUSER_ID, {}), key)
+
+
+class _RequestStore:
+    """The store as the asking request reads it: in the request's own transaction, which is
+    open anyway (no model call follows there)."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def lookup(self, key: str):
+        return _stored(self.env(su=True), key)
+
+
+def _stored(env, key: str):
+    entry = env["pv_agent.answer.cache"].search([("key", "=", key)], limit=1)
+    if not entry:
+        return None
+    return {"answer": json.loads(entry.answer_json or "{}"), "from": {
+        "cache_id": entry.id, "answer_id": entry.answer_id.id or False,
+        "date": fields.Datetime.to_string(entry.answered_at or entry.create_date)}}
 
 
 class PvAgentAnswerCache(models.Model):
@@ -81,6 +96,11 @@ class PvAgentAnswerCache(models.Model):
     def _engine_store(self):
         """What ``ask(reuse=…)`` looks answers up in; None when reuse is off (size 0)."""
         return _EngineStore(self.env.registry) if cache_size(self.env) else None
+
+    @api.model
+    def _request_store(self):
+        """The same for the asking request (pv_agent.message._answer_from_store)."""
+        return _RequestStore(self.env) if cache_size(self.env) else None
 
     @api.model
     def _remember(self, question, answer, data: dict):

@@ -130,13 +130,14 @@ class PvAgentConversation(models.Model):
                 "sources": progress["sources"], "queue_position": progress["queue_position"]}
 
     @api.model
-    def _queue_question(self, question, user, conversation=None, source="panel", origin=None):
+    def _queue_question(self, question, user, conversation=None, source="panel", origin=None, answer_fresh=False):
         """The one way into the answering job, for the panel, Discuss and the chatter.
 
         Stores the question (state ``pending``) in ``conversation``, or in the user's
         conversation of ``origin`` (a ``discuss.channel`` or any record with a chatter), or
         in a new one, wakes the cron, and finds the sources the answer will come from (stored on
-        the question and pushed to the asker). Callers have checked that ``user`` may ask.
+        the question and pushed to the asker); an identical prompt's verified answer is stored at
+        once (``answer_fresh``: never). Callers have checked that ``user`` may ask.
         """
         question = (question or "").strip()
         if not question:
@@ -158,12 +159,15 @@ class PvAgentConversation(models.Model):
         message = self.env["pv_agent.message"].sudo().create({
             "conversation_id": conv.id, "role": "question", "body": question,
             "state": "pending", "progress": "queued", "author_id": user.id, "source": source,
+            "answer_fresh": answer_fresh,
             # where to post the answer: fixed on the question, which nobody but this job writes
             "origin_model": origin._name if origin else False, "origin_res_id": origin.id if origin else False,
         })
         conv.sudo().last_message_at = fields.Datetime.now()
         wake_answer_crons(self.env)
         message._find_early_sources()
+        if not answer_fresh:
+            message._answer_from_store()
         return message
 
     # -- the systray panel ------------------------------------------------------------------

@@ -389,6 +389,33 @@ class PvAgentMessage(models.Model):
             self.env["pv_agent.bot"]._post_sources(self)
         return sources
 
+    def _answer_from_store(self):
+        """In the asking request, after the sources: an identical prompt's verified answer
+        (pv_agent_answer_cache.py) becomes this question's answer at once — no model call, no wait
+        for a free answer worker. Nothing stored, or anything failing: the question waits for the
+        answering job as before (never a failed ask)."""
+        self.ensure_one()
+        store = self.env["pv_agent.answer.cache"]._request_store()
+        asker = self.author_id or self.conversation_id.user_id
+        if store is None or not asker.has_group("pv_agent.group_user"):
+            return False
+        self = self.with_context(lang=asker.lang or self.env.lang)
+        started = time.monotonic()
+        try:
+            with self.env.cr.savepoint():
+                settings = odoo_settings.engine_settings(self.env)
+                with index_access.using_index(self.env.cr.dbname, self.env) as index:
+                    data = engine_calls.stored_answer(self.body or "", index, settings, store) if index else None
+                if not data:
+                    return False
+                answer = self._create_answer(data, int((time.monotonic() - started) * 1000))
+                self.env["pv_agent.answer.cache"]._remember(self, answer, data)
+        except Exception:
+            _logger.warning("pv_agent: question %s: the stored answer could not be used", self.id, exc_info=True)
+            return False
+        self._notify(answer)
+        return answer
+
     def _sources_for_panel(self):
         """The stored sources with the record to open for each (False if the user may not read it)."""
         try:
@@ -638,8 +665,8 @@ class PvAgentMessage(models.Model):
         is stored; the fresh verdict replaces the stored one (pv_agent_answer_cache._remember)."""
         self._check_own_answer()
         question = self.env["pv_agent.conversation"]._queue_question(
-            self.question_id.body, self.env.user, conversation=self.conversation_id)
-        question.write({"reask_of_id": self.id, "answer_fresh": True})
+            self.question_id.body, self.env.user, conversation=self.conversation_id, answer_fresh=True)
+        question.write({"reask_of_id": self.id})
         return {"conversation_id": question.conversation_id.id, "message_id": question.id, "state": question.state}
 
     def action_reanswer_from_form(self):

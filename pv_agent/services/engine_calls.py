@@ -56,6 +56,40 @@ def find_sources(question: str, index, settings) -> list[dict]:
     return engine_find_sources(question, index, quick, client=make_client(quick))
 
 
+class _NoModel:
+    """A model client for the asking request: embeddings (capped like the sources' search), but
+    no chat — ``ask`` stops at its first draft (``Cancelled``) rather than hold up the request."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    def chat(self, *args, **kwargs):
+        from ..engine.answer.progress import Cancelled
+
+        raise Cancelled("im Anfrage-Request wird kein Sprachmodell gefragt")
+
+
+def stored_answer(question: str, index, settings, reuse) -> dict | None:
+    """The verified answer stored (``reuse``) for ``question``'s exact prompt, as ``answer``
+    would return it, or None: ``ask`` runs up to its first draft and never asks the model (retrieval,
+    the context, the prompt key and the look-up take milliseconds), so the asking request can hand
+    out a repeated question's answer at once."""
+    import dataclasses
+
+    from ..engine.answer.ask import ask
+    from ..engine.answer.progress import Cancelled
+
+    quick = dataclasses.replace(settings, embed_timeout=min(settings.embed_timeout, SOURCES_EMBED_TIMEOUT))
+    try:
+        data = ask(question, index, quick, client=_NoModel(make_client(quick)), reuse=reuse).as_dict()
+    except Cancelled:
+        return None  # not stored: the answering job asks the model
+    return data if data.get("reused") else None
+
+
 def is_cancelled(exc: BaseException) -> bool:
     """True for the engine's "stopped on request" (``should_stop()`` was true)."""
     from ..engine.answer.progress import Cancelled

@@ -78,6 +78,33 @@ class TestReuse(PvAgentCase):
                          {"label": f"Bereits geprüfte Antwort vom {german}", "answer_id": first.id})
         self.assertEqual(kept.use_count, 2)
 
+    def test_a_repeated_question_is_answered_in_the_asking_request(self):
+        first = self.answer(self.clerk, QUESTION, GOOD)
+        asked = self.env["pv_agent.conversation"].with_user(self.clerk2).action_ask(QUESTION)  # no job run
+        question = self.Message.browse(asked["message_id"])
+        self.assertEqual((asked["state"], question.state), ("done", "done"))
+        self.assertEqual(question.answer_id.body, GOOD)
+        self.assertEqual(question.answer_id.sudo().reused_from_id, first)
+        self.assertTrue(asked["sources"], "the sources are still shown")
+        self.assertEqual(self.chats(), 1)
+        self.assertEqual(self.Cache.search([]).use_count, 1)
+
+    def test_a_new_question_waits_for_the_job_and_its_request_asks_no_model(self):
+        asked = self.env["pv_agent.conversation"].with_user(self.clerk).action_ask(QUESTION)
+        self.assertEqual(asked["state"], "pending")
+        self.assertEqual(self.chats(), 0, "the asking request called the language model")
+        self.ollama.script(GOOD)
+        self.run_cron("pv_agent.ir_cron_pv_agent_answer")
+        self.assertEqual(self.Message.browse(asked["message_id"]).answer_id.state, "answered")
+
+    def test_answer_fresh_is_not_taken_from_the_store_in_its_request(self):
+        self.answer(self.clerk, QUESTION, GOOD)
+        reused = self.answer(self.clerk2, QUESTION)
+        asked = reused.with_user(self.clerk2).action_answer_fresh()
+        question = self.Message.browse(asked["message_id"])
+        self.assertEqual((question.state, question.answer_fresh), ("pending", True))
+        self.assertEqual(self.chats(), 1)
+
     def test_discuss_shows_the_label(self):
         self.answer(self.clerk, QUESTION, GOOD)
         bot = self.env.ref("pv_agent.partner_pv_agent")
