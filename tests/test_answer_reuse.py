@@ -258,3 +258,14 @@ def test_survey_key_covers_every_map_call(srv, settings, kb):
     kb.reindex()
     third = ask(question, kb.open(), settings)
     assert third.prompt_key != first.prompt_key
+
+
+def test_a_question_with_lone_surrogates_has_a_key():
+    """Hostile input (tests/hostile.py) reaches the key too: hashing it must not fail."""
+    from pv_agent.engine.answer.context import Context
+    from pv_agent.engine.answer.reuse import prompt_key
+
+    key = prompt_key([[{"role": "user", "content": "Frage \ud800 \udfff"}]], Context(blocks=[], budget=1), Settings(),
+                     prompt_version="v2", year=2026, supported=True)
+    assert len(key) == 64
+

@@ -60,6 +60,25 @@ def test_good_sourced_answer_is_answered(srv, settings, index):
     assert "pv-sv-02 · Höchstbeitragsgrundlage 2026 · Stand 2026-01" in request["messages"][1]["content"]
 
 
+@pytest.mark.parametrize("draft", [
+    "Dazu enthalten die Kontextblöcke keine Aussage.",
+    "Das geht aus den Blöcken nicht hervor.",
+    "Die Wissensbasis enthält dazu keine Aussage.",
+    "Hallo! Wie kann ich helfen?",
+    "Rückfrage: Für welches Jahr?",
+])
+def test_a_draft_citing_nothing_and_claiming_nothing_is_no_answer(srv, settings, index, draft):
+    """No citation and no claim (a gap sentence, a refusal in other words, a greeting, a bare
+    question back – a real 0.5B model's reply ended ``answered`` without a citation in CI): the
+    verifier lets such text stand, but an ``answered`` always cites its sources – the gate
+    decides, as for a refusal; the draft stays in the audit trail. Each ended ``answered``
+    before."""
+    srv.script(draft)
+    answer = ask(HBGL_QUESTION, index, settings)
+    assert answer.state in ("unanswered", "refused"), answer.as_dict()
+    assert answer.drafts == [draft]
+
+
 def test_citing_an_id_not_retrieved_is_regenerated_with_that_id_named(srv, settings, index):
     srv.script("Die HBGL 2026 beträgt 6.930 € (Stand 2026-01) [pv-sv-99].", GOOD)
     answer = ask(HBGL_QUESTION, index, settings)

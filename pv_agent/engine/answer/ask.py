@@ -124,7 +124,7 @@ def ask(
         return _checked_refusal([], retrieval, settings, run, base, lambda: Answer(
             state="refused", answer=prompts.REFUSAL, timings=run.finish(), llm_calls=run.llm_calls, **base))
     check = check_draft(gen.content)
-    if _is_refusal(gen.content):
+    if _is_refusal(gen.content) or _cites_nothing(check):
         return _checked_refusal([gen.content], retrieval, settings, run, base,
                                 lambda: _final("refused", prompts.REFUSAL, check, context, entries, run, base))
     if check.ok and not gen.truncated:
@@ -287,6 +287,13 @@ def _verify(content: str, context: Context, exists, run: _Run, *, question: str 
     result.leaked_prompt = leaks_prompt(content, prompts.system_prompt())
     run.timings["verify_ms"] += (time.monotonic() - started) * 1000
     return result
+
+
+def _cites_nothing(check: Verification) -> bool:
+    """A draft without a single citation that claims nothing either (only gap sentences or a
+    question back, which the verifier lets stand): no sourced answer, so the gate decides, like
+    for a refusal — an ``answered`` always cites its sources."""
+    return not check.citations and not check.missing_citations
 
 
 def _is_refusal(content: str) -> bool:

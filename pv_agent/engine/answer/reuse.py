@@ -77,7 +77,7 @@ def prompt_key(first_messages: list[list[dict]], context, settings, *, prompt_ve
         "similarity": similarity_model,
     }
     raw = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=list)
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()  # a question may hold lone surrogates
 
 
 def storable(answer: dict) -> bool:
