@@ -7,6 +7,7 @@ command line") lists the rows.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -410,5 +411,6 @@ def test_12_wording_names_the_right_model_and_real_times(kb_dir, tmp_path, capsy
     assert code == 0 and err == ["Hinweis: Gruß oder Dank, keine Frage"]
     code, out, err = run_cli(capsys, "ask", "Wie hoch sind die Sonderzahlungen?", "--index", index)
     timing = next(line for line in out.splitlines() if line.startswith("Zeit: "))
-    assert "0.0 s" not in timing and (" ms (" in timing or " s (" in timing)
+    # in-process the clock runs from the first import, so only the form is checked: never a bare "0.0 s"
+    assert not re.search(r"(?<![\d.])0\.0 s", timing) and (" ms (" in timing or " s (" in timing)
     assert "Sprachmodell nicht erreichbar" in notices(err)[0]  # here the chat model is meant

@@ -31,6 +31,10 @@ export const pvAgentService = {
         });
 
         let lastLoad = 0;
+        // The conversation of the question just asked, while the panel still shows "new": an
+        // answer can arrive over the bus before the panel has loaded it (a stored checked answer
+        // comes with the asking request itself), and must then load that conversation, not none.
+        let askedConversationId = false;
         async function load(conversationId) {
             const mine = ++lastLoad;
             const data = await orm.call(MODEL, "panel_load", [], {
@@ -62,6 +66,7 @@ export const pvAgentService = {
                 const result = await orm.call(MODEL, "action_ask", [text], {
                     conversation_id: state.conversation?.id || false,
                 });
+                askedConversationId = result.conversation_id;
                 await load(result.conversation_id);
                 return true;
             } finally {
@@ -70,11 +75,13 @@ export const pvAgentService = {
         }
 
         function newConversation() {
+            askedConversationId = false;
             state.conversation = null;
             state.showHistory = false;
         }
 
         async function openConversation(id) {
+            askedConversationId = false;
             state.showHistory = false;
             await load(id);
         }
@@ -185,7 +192,7 @@ export const pvAgentService = {
                     thread?.fetchNewMessages();
                 }
                 if (state.open) {
-                    load(state.conversation?.id || false); // the answer lands where it belongs
+                    load(state.conversation?.id || askedConversationId || false); // the answer lands where it belongs
                 } else {
                     state.unread++;
                 }
