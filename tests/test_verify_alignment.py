@@ -132,3 +132,56 @@ def test_figures_written_the_way_models_write_them():
     assert kinds == {"126 g/km": "count:g/km", "52-Wochen": "count:woch", "45-%": "percent",
                      "8 h": "count:stunde", "3 years": "count:jahr"}
     assert nb.same_unit("leut", "beschäftigt") and not nb.same_unit("tag", "beschäftigt")
+
+
+# Found on the second report set (report2, tuning data since): each rule with a case it must
+# pass and the wrong draft it must reject.
+REPORT2_RULES = [
+    # "Monteur 12 Überstunden" is a count, not "EUR 12": the clerk's 12 Überstunden are given
+    (("pv-ues-02",), "Im Februar 2026 hatte ein Monteur 12 Überstunden – sind die Zuschläge steuerfrei?",
+     "Die 12 Überstunden des Monteurs liegen innerhalb der 15 Überstunden im Monat (Stand 2026-01) [pv-ues-02].",
+     True, None),
+    # a column that says "keine abweichenden Sätze" holds the other year's values for its year …
+    (("pv-sz-01",), "Steuersatz 13. Gehalt 2026?",
+     "2026 gelten im Sechstel die ersten 620 € mit 0 %, die nächsten 24.380 € mit 6 % (Stand 2026-01) [pv-sz-01].",
+     True, None),
+    # … but a value of another row stays wrong
+    (("pv-sz-01",), "Steuersatz 13. Gehalt 2026?",
+     "2026 gelten im Sechstel die ersten 620 € mit 0 %, die nächsten 24.380 € mit 27 % (Stand 2026-01) [pv-sz-01].",
+     False, None),
+    # one value, one period: the table's "14,53 €" is the text's "14,53 € monatlich"
+    (("pv-zw-05",), "Parkplatz Sachbezug?",
+     "Für den Parkplatz in der Kurzparkzone sind 14,53 € monatlich anzusetzen (Stand 2026-01) [pv-zw-05].", True, None),
+    (("pv-zw-05",), "Parkplatz Sachbezug?",
+     "Für den Parkplatz in der Kurzparkzone sind 14,53 € jährlich anzusetzen (Stand 2026-01) [pv-zw-05].",
+     False, "period"),
+    # "old → new" reads the year columns left to right
+    (("pv-lst-05",), "VAB 2026?", "- Verkehrsabsetzbetrag: 487 € → 496 € (Stand 2026-01) [pv-lst-05]", True, None),
+    (("pv-lst-05",), "VAB 2026?", "- Verkehrsabsetzbetrag: 496 € → 487 € (Stand 2026-01) [pv-lst-05]", False, "year"),
+    # an answer table's header row names columns: "20 bis 40 km" is a label of the cited table
+    (("pv-pp-01",), "Kleines Pendlerpauschale 25 km?",
+     "Das kleine Pendlerpauschale (Stand 2025-01) [pv-pp-01]:\n\n"
+     "| 20 bis 40 km | monatlich | jährlich |\n|---|---|---|\n| kleines PP | 58 € | 696 € |", True, None),
+    (("pv-pp-01",), "Kleines Pendlerpauschale 25 km?",
+     "Das kleine Pendlerpauschale (Stand 2025-01) [pv-pp-01]:\n\n"
+     "| 20 bis 45 km | monatlich | jährlich |\n|---|---|---|\n| kleines PP | 58 € | 696 € |", False, "not_in_block"),
+    # an item of two sentences with a citation each: each sentence is backed by its own only
+    (("pv-sz-01", "pv-bg-08"), "Weihnachtsgeld 2026 steuerfrei?",
+     "- Das Jahressechstel entspricht 1/6 der laufenden Bezüge (Stand 2026-01) [pv-sz-01]. "
+     "Die Freigrenze 2026 beträgt 2.615 € (Stand 2026-01) [pv-sz-01].", True, None),
+    (("pv-sz-01", "pv-bg-08"), "Weihnachtsgeld 2026 steuerfrei?",
+     "- Das Jahressechstel entspricht 1/6 der laufenden Bezüge (Stand 2026-01) [pv-sz-01]. "
+     "Die Freigrenze 2026 beträgt 2.615 € (Stand 2026-01) [pv-bg-08].", False, None),
+]
+
+
+@pytest.mark.parametrize("blocks,question,draft,passes,reason", REPORT2_RULES)
+def test_report2_rule(blocks, question, draft, passes, reason):
+    result = verify(draft, kb_context(*blocks), question=question)
+    assert result.ok is passes, result.unsupported_figures
+    if reason:
+        assert result.unsupported_figures[0].reason == reason
+
+
+def test_eur_is_a_word_of_its_own():
+    assert [f.kind for f in nb.extract("ein Monteur 12 Überstunden, EUR 12")] == ["count:überstund", "money"]

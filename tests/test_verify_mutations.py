@@ -14,21 +14,21 @@ from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
 # Issue 27's "Done when" targets. They are NOT met yet (docs/verification.md, §10): on the report
-# split the verifier accepts 85 % of the right drafts and 0–22 % of the mutations per kind.
+# split the verifier accepts 69 % of the right drafts and 0–17 % of the mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: the rates measured once on report2 + adversarial (2026-12-04, after the second
-# round's tuning ended; tools/mutation_report.py), rounded up to the next step, so that a change
-# making the verifier worse fails. Tighten them as it improves (and never tune on report2).
-RIGHT_OK_MIN = 0.79  # measured 43/53 = 81.1 %
+# What CI asserts: the rates measured once on report3 + adversarial (2026-12-04, after the third
+# round's tuning on report2 ended; tools/mutation_report.py), rounded up to the next step, so that
+# a change making the verifier worse fails. Tighten them as it improves (never tune on report3).
+RIGHT_OK_MIN = 0.68  # report3 alone: measured 42/61 = 68.9 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.08,  # 11/145 = 7.6 %
-    "other_year": 0.05,  # 3/63 = 4.8 %
-    "period": 0.16,  # 5/32 = 15.6 %
-    "digits": 0.01,  # 4/470 = 0.9 %
-    "swap": 0.14,  # 7/50 = 14.0 %
-    "neighbour_citation": 0.075,  # 7/99 = 7.1 %
+    "other_row": 0.10,  # 11/113 = 9.7 %
+    "other_year": 0.01,  # 0/39
+    "period": 0.01,  # 0/35
+    "digits": 0.01,  # 0/398
+    "swap": 0.12,  # 5/44 = 11.4 %
+    "neighbour_citation": 0.04,  # 4/111 = 3.6 %
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,
@@ -39,7 +39,7 @@ MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured 
     "neighbour_citation": 30,
     "negation": 10,
 }
-MIN_REALISTIC_DRAFTS = 45  # report2 split (and ≥ 60 over all realistic splits, below)
+MIN_REALISTIC_DRAFTS = 45  # the reported split (and ≥ 60 over all realistic splits, below)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def test_enough_realistic_right_drafts(measured):
     assert sum(len(cases(s)) for s in REALISTIC_SPLITS) >= 60
 
 
-@pytest.mark.parametrize("splits", [REPORTED], ids=["report2"])
+@pytest.mark.parametrize("splits", [REPORTED], ids=["+".join(REPORTED)])
 def test_right_realistic_drafts_are_accepted(measured, splits):
     m = _together(measured, splits)
     ok, total = m.right_ok, m.drafts

@@ -1,13 +1,13 @@
 """Mutation testing of the answer verifier: per kind generated / accepted / rate, right drafts ok.
 
-    .venv/bin/python tools/mutation_report.py [--split calibration|heldout|fresh|report|report2|adversarial|all] [--json]
+    .venv/bin/python tools/mutation_report.py [--split calibration|heldout|fresh|report|report2|report3|adversarial|all] [--json]
     .venv/bin/python tools/mutation_report.py --pipeline      # also: right drafts through `pv-agent ask --json`
 
 The table goes to stdout (with --json nothing but the JSON); the escapes (draft id, kind,
 mutated sentence) and false alarms (draft id, the verifier's reasons) are human lines on
-stderr. ``calibration``, ``heldout``, ``fresh`` and ``report`` are the drafts the verifier was tuned
-on; ``report2`` is the one to report (``all``: every split, each on its own and the two pools
-together). ``--pipeline`` sends each right draft of ``report2`` through the real pipeline – ``tools/pv-agent ask --json``
+stderr. ``mutation_cases.CALIBRATION`` names the drafts the verifier was tuned on, ``REPORTED`` the ones
+to report (``all``: every split, each on its own and the two pools together). ``--pipeline``
+sends each right draft of the reported split through the real pipeline – ``tools/pv-agent ask --json``
 against the scripted Ollama-API test server returning the draft – and counts the answers that
 end ``answered`` on the first attempt (slower: one process per draft).
 """
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=SPLITS + ("all",), default="all")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--pipeline", action="store_true", help="also run the report2 split through pv-agent ask")
+    parser.add_argument("--pipeline", action="store_true", help="also run the reported split through pv-agent ask")
     parser.add_argument("--seed", type=int, default=27)
     args = parser.parse_args(argv)
 

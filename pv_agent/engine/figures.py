@@ -47,7 +47,7 @@ _FIGURE = re.compile(
     rf"|(?P<dnamed>(?<![\d.,])(?P<d2>\d{{1,2}})\.\s*(?P<m2>{_MONTH_RE})\b(?:\s+(?P<y2>\d{{4}})(?!\d))?)"
     r"|(?P<ym>(?<![\d.,-])(?P<y3>(?:19|20)\d{2})-(?P<m3>0[1-9]|1[0-2])(?![\d-]))"
     r"|(?P<dm>(?<![\d.,])(?P<d4>\d{1,2})\.(?P<m4>\d{1,2})\.(?!\d))"
-    rf"|(?P<pre>(?:€|EUR)\s?)?(?P<num>(?<![\w.,]){_NUM})(?![\d])"
+    rf"|(?P<pre>(?:€|(?<![A-Za-zÄÖÜäöüß])EUR)\s?)?(?P<num>(?<![\w.,]){_NUM})(?![\d])"
     rf"(?P<unit>\s?(?:€|EUR\b|Euro\b|%|Prozent\b|(?:{_UNIT_WORDS})(?:e|en|es|s|n)?\b))?"
     rf"(?P<noun>(?(unit)|[ \u00a0](?-i:{_NOUN})\b))?",
     re.IGNORECASE,

@@ -13,7 +13,7 @@ from ..context import ContextBlock
 from . import alignment as al
 from . import facts as fc
 from ... import figures as nb
-from .given import _GivenFigure, _given
+from .given import _GivenFigure, _given, possessed
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -59,6 +59,7 @@ class Surroundings:
     question: frozenset = frozenset()
     years: frozenset = frozenset()  # named above the unit (since the last heading) or in the question
     header_cells: list[str] = field(default_factory=list)  # of the table a row belongs to
+    header_row: bool = False  # the unit is that header row: its figures name columns
 
 
 @dataclass
@@ -221,6 +222,11 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 if issue is None and restated_in and not any(
                         nb.matches(fig, f.figure) for f in facts.index(restated_in).candidates(fig)):
                     issue = ("not_in_block", "")
+            elif around.header_row and not anywhere:
+                # "| 20 bis 40 km | monatlich | jährlich |": a column's name claims no value – it
+                # needs only to stand in a cited entry; the cells below are checked in its column
+                issue = None if any(nb.matches(fig, f.figure) for f in cited_facts.candidates(fig)) \
+                    else ("not_in_block", "")
             elif _counted_name(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
@@ -230,7 +236,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # the clerk's figure needs no source – but where a cited entry holds it, the
                 # sentence must not pass it off as another cell's value ("nach der Novelle 10
                 # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
-                issue = _given_misplaced(fig, role, reading, cited_facts, facts) if not example else None
+                issue = _given_misplaced(fig, role, reading, cited_facts, facts) \
+                    if not example and not possessed(clause, fig) else None
             else:
                 issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
                                  align=not example)
@@ -241,7 +248,34 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             if reason == "not_in_block" and any(i not in cites for i in found):
                 reason = "other_block"
             out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
+    flagged = {i.figure for i in out.issues}
+    for old, new, detail in _arrows_reversed(text, all_figs, cited_facts):
+        if new.text not in flagged:
+            out.issues.append(FigureIssue(new.text, "", list(cites), [], "year", detail))
     return out
+
+
+_ARROW = re.compile(r"\s*(?:→|->|⇒)\s*")
+
+
+def _arrows_reversed(text: str, figs: list[nb.Figure], cited_facts: FactIndex):
+    """"Verkehrsabsetzbetrag: 487 € → 496 €" reads old → new: where both values stand in one
+    row of a cited table under two years, the earlier year's value must be on the left. Yields
+    (left, right, detail) for each arrow that has them the other way round."""
+    values = [f for f in figs if f.kind not in ("year", "date", "number")]
+    for a, b in zip(values, values[1:]):
+        if not nb._same_class(a, b) or not _ARROW.fullmatch(text[a.end:b.start]):
+            continue
+        pairs = [(fa, fb) for fa in cited_facts.candidates(a) for fb in cited_facts.candidates(b)
+                 if fa.entry_id == fb.entry_id and fa.where == fb.where == "table"
+                 and nb.matches(a, fa.figure) and nb.matches(b, fb.figure) and fa.role.years and fb.role.years
+                 and any(nb.same_value(fb.figure, m) for m in fa.row_mates)]
+        if not pairs or any(max(fa.role.years) < min(fb.role.years) for fa, fb in pairs):
+            continue
+        fa, fb = pairs[0]
+        if max(fb.role.years) < min(fa.role.years):
+            yield a, b, (f"[{fa.entry_id}] nennt {fb.figure.text} für {min(fb.role.years)} und "
+                         f"{fa.figure.text} für {min(fa.role.years)} – der Pfeil steht verkehrt")
 
 
 def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True

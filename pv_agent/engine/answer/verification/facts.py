@@ -19,7 +19,8 @@ from ...figures import (Figure, _same_class, _years, _without_figures, extract, 
 _PERIODS = re.compile(
     r"(?P<daily>\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|\(tag\)|^tag\b)"
     r"|(?P<monthly>\bmonatlich\w*|\bmonats(?:wert|betrag|-)|\b(?:pro|je|im) monat\b|/monat\b|\(monat\)|^monat\b)"
-    r"|(?P<yearly>\bjährlich\w*|\bjahres(?:betrag|wert|-)|\b(?:pro|je) jahr\b|/jahr\b|\(jahr\))",
+    r"|(?P<yearly>\bjährlich\w*|\bjahres(?:betrag|wert|-)|\b(?:pro|je) (?:kalender)?jahr\b|/jahr\b|\(jahr\)"
+    r"|\bim (?:kalender)?jahr\b(?![\s\d]*\d{4}))",  # "400 € im Jahr", not "im Jahr 2025"
     re.I,
 )
 _SHARES = re.compile(r"(?P<full>\bvoll(?:e[nmrs]?)?\b)|(?P<half>\bhalb(?:e[nmrs]?)?\b)", re.I)
@@ -210,6 +211,9 @@ def _table_header_facts(entry_id: str, title: str, header: tuple) -> tuple[Fact,
     return tuple(facts)
 
 
+_SAME_AS = re.compile(r"(?:gleich|unverändert|dito|wie (?:im )?vorjahr|keine abweichenden|keine änderung)\b")
+
+
 @lru_cache(maxsize=_NODE_CACHE)
 def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tuple[Fact, ...]:
     cells, header_figs = _table_header(entry_id, title, header)
@@ -218,6 +222,8 @@ def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tu
     row = [md.plain(c) for c in row]
     row_figs = [extract(c) for c in row]
     facts: list[Fact] = []
+    same_cols = [cj for cj in range(1, min(len(row), len(cells)))
+                 if not row_figs[cj] and _SAME_AS.match(row[cj].strip().lower())]
     for ci, cell in enumerate(row):
         if not row_figs[ci]:
             continue
@@ -237,6 +243,13 @@ def _table_row_facts(entry_id: str, title: str, header: tuple, row: tuple) -> tu
             others = tuple(g for cj in range(1, len(row)) if cj != ci for g in row_figs[cj]
                            if g.kind not in ("year", "date"))
             cell_facts = [replace(f, row_mates=others) for f in cell_facts] if others else cell_facts
+            # "| 2.615 € | gleich |", "| … 6 % … | keine abweichenden Sätze |": the other year's
+            # column says this cell's values hold for its year too
+            same_years = _years([g for cj in same_cols for g in header_figs[cj]],
+                                " ".join(cells[cj] for cj in same_cols)) if same_cols else frozenset()
+            if same_years:
+                cell_facts = [replace(f, role=replace(f.role, years=f.role.years | same_years))
+                              if f.role.years else f for f in cell_facts]
         facts += cell_facts
     return tuple(facts)
 
@@ -359,5 +372,22 @@ def contradicts(said_with: tuple, fact_with: tuple) -> bool:
 
 @lru_cache(maxsize=1024)
 def facts_of_block(entry_id: str, text: str, title: str, stand: str) -> tuple[Fact, ...]:
-    return tuple(block_facts(entry_id, text, title=title, stand=stand))
+    return tuple(_periods_carried(block_facts(entry_id, text, title=title, stand=stand)))
+
+
+def _periods_carried(facts: list[Fact]) -> list[Fact]:
+    """"14,53 € monatlich" in the text and "| Parkplatz … | 14,53 € |" in the table are one value:
+    where every mention of a value in an entry that names a period names the same one, the
+    mentions without a period are of that period too."""
+    periods: dict = {}
+    for f in facts:
+        if f.role.period and f.figure.kind not in ("year", "date", "number"):
+            periods.setdefault((f.figure.kind, f.figure.value), set()).add(f.role.period)
+    out = []
+    for f in facts:
+        known = periods.get((f.figure.kind, f.figure.value))
+        if not f.role.period and known and len(known) == 1:
+            f = replace(f, role=replace(f.role, period=next(iter(known))))
+        out.append(f)
+    return out
 

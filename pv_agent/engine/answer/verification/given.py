@@ -16,6 +16,7 @@ _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][A-Za-zÄÖÜäöüß-]*")
 # Capitalised words that name no quantity: sentence-initial particles and the units themselves.
 _ROLELESS = frozenset(
     "eur euro prozent cent brutto netto monatlich jährlich täglich insgesamt rund genau "
+    "monat monats jahr jahres tag woche "  # "bei 1.800 € brutto im Monat": a period, not a role
     "also dabei dann hier damit daher somit ja neben laut gemäß zusätzlich "
     "warum wieso weshalb was wie wann wo welche welcher welches wer".split()
 )
@@ -79,6 +80,15 @@ def _given(fig: nb.Figure, clause: str, clause_figs: list[nb.Figure], question_f
     if not nouns:
         return True
     return any(nouns & q.nouns for q in same)
+
+
+_POSSESSIVE = re.compile(r"\b(?:Ihre[mnrs]?|Ihr|your)\s+(?:\S+\s+)?$")
+
+
+def possessed(clause: str, fig: nb.Figure) -> bool:
+    """"Ihre 2 € pro Tag", "Ihr 12-Stunden-…": the answer says the figure is the clerk's own –
+    it repeats the question and claims no cell of a block."""
+    return bool(_POSSESSIVE.search(clause[max(0, fig.start - 24):fig.start]))
 
 
 def _unit_added(fig: nb.Figure, asked: nb.Figure) -> bool:

@@ -79,7 +79,8 @@ def split_units(answer: str) -> list[Unit]:
         elif kind in ("item", "row", "heading", "code"):
             start = offset + (len(line) - len(line.lstrip()))
             end = offset + len(line.rstrip())
-            units.append(Unit(start, end, answer[start:end], citations_in(stripped), kind))
+            units.extend(_item_sentences(answer, start, end) if kind == "item" else
+                         [Unit(start, end, answer[start:end], citations_in(stripped), kind)])
         offset += len(line)
     _inherit(units, answer)
     return units
@@ -109,6 +110,17 @@ def _line_kind(stripped: str) -> str:
     if _LIST_ITEM.match(stripped):
         return "item"
     return "prose"
+
+
+def _item_sentences(answer: str, start: int, end: int) -> list[Unit]:
+    """A list item is one unit – unless it holds several sentences that each cite their own
+    entries ("… [pv-sz-01]. Bei 1.800 € … 2.615 € [pv-bg-08]."): then each sentence is backed by
+    its own citations only, as in prose."""
+    whole = Unit(start, end, answer[start:end], citations_in(answer[start:end]), "item")
+    parts = _sentences(answer, start, end)
+    if len(parts) < 2 or not all(p.citations for p in parts) or any(p.kind != "prose" for p in parts):
+        return [whole]
+    return [Unit(p.start, p.end, p.text, p.citations, "item") for p in parts]
 
 
 def _sentences(answer: str, start: int, end: int) -> list[Unit]:

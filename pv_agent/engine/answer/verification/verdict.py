@@ -219,12 +219,13 @@ def _surroundings(units: list[Unit], question_words: frozenset, question_years: 
         named = nb._years(nb.extract(text), text)
         if u.kind == "heading":
             heading, lead, years = text, "", named
-        elif u.kind == "row" and (previous is None or previous.kind != "row"):
+        starts_table = u.kind == "row" and (previous is None or previous.kind != "row")
+        if starts_table:
             header = table_cells(text)
         above = f"{heading} {lead}"
         out.append(Surroundings(around=al.groups(nb._without_figures(above, nb.extract(above))),
                                 question=question_words, years=years or question_years,
-                                header_cells=header if u.kind == "row" else []))
+                                header_cells=header if u.kind == "row" else [], header_row=starts_table))
         if u.kind == "prose":
             lead = text if text.rstrip().endswith(":") else ""
         if named and u.kind != "heading":
