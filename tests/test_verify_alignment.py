@@ -185,3 +185,51 @@ def test_report2_rule(blocks, question, draft, passes, reason):
 
 def test_eur_is_a_word_of_its_own():
     assert [f.kind for f in nb.extract("ein Monteur 12 Überstunden, EUR 12")] == ["count:überstund", "money"]
+
+
+# Found on the third report set (report3, tuning data since the fourth round).
+REPORT3_RULES = [
+    # parts joined by ";" that each cite their own entry are backed by that entry alone
+    (("pv-gfb-07", "pv-gfb-02"), "Ab wann DG-Abgabe?",
+     "- Der Grenzwert ist 2026 826,65 € (Stand 2026-01) [pv-gfb-07]; die Geringfügigkeitsgrenze selbst "
+     "liegt 2026 bei 551,10 € (Stand 2026-01) [pv-gfb-02].", True, None),
+    (("pv-gfb-07", "pv-gfb-02"), "Ab wann DG-Abgabe?",
+     "- Der Grenzwert ist 2026 826,65 € (Stand 2026-01) [pv-gfb-07]; die Geringfügigkeitsgrenze selbst "
+     "liegt 2026 bei 826,65 € (Stand 2026-01) [pv-gfb-02].", False, "cell"),
+    # a bold line with a citation of its own is a sentence backed by that citation
+    (("pv-bv-02", "pv-sv-14"), "BV-Beitrag 2026?",
+     "**Der BV-Beitrag beträgt 2026 1,53 % (Stand 2026-01) [pv-bv-02].**", True, None),
+    (("pv-bv-02", "pv-sv-14"), "BV-Beitrag 2026?",
+     "**Der BV-Beitrag beträgt 2026 1,53 % (Stand 2026-01) [pv-sv-14].**", False, None),
+    # "mindestens A und höchstens B" with A above B: two figures swapped
+    (("pv-neu-01",), "Teilpension?", "Voraussetzung ist eine Reduktion der Arbeitszeit um mindestens 25 % und "
+     "höchstens 75 % (Stand 2026-01) [pv-neu-01].", True, None),
+    (("pv-neu-01",), "Teilpension?", "Voraussetzung ist eine Reduktion der Arbeitszeit um mindestens 75 % und "
+     "höchstens 25 % (Stand 2026-01) [pv-neu-01].", False, "row"),
+    # a bare number after a counted figure counts the same unit: "…, mit Betreuungspflichten 16"
+    (("pv-neu-02",), "Weiterbildungszeit?", "Die Weiterbildung muss mindestens 20 Wochenstunden umfassen, mit "
+     "Betreuungspflichten mindestens 16 (Stand 2026-01) [pv-neu-02].", True, None),
+    (("pv-neu-02",), "Weiterbildungszeit?", "Die Weiterbildung muss mindestens 20 Wochenstunden umfassen, mit "
+     "Betreuungspflichten mindestens 12 (Stand 2026-01) [pv-neu-02].", False, None),
+    # the outdated side reported as what a source once said: one of the values the block calls outdated
+    (("pv-ues-02",), "Überstunden 2026?", "⚠ Eine Steuerberaterseite nannte für 2026 dagegen 10 Überstunden und "
+     "120 € (Stand 2026-01) [pv-ues-02].", True, None),
+    (("pv-ues-02",), "Überstunden 2026?", "⚠ Eine überholte Steuerberaterseite nannte für 2026 10 Überstunden und "
+     "200 € (Stand 2026-01) [pv-ues-02].", False, None),
+    # the clerk's figure in the clerk's words ("Vergleich über 10.000 €" → "die Vergleichssumme von 10.000 €")
+    (("pv-end-05",), "Vergleich vor dem Arbeitsgericht über 10.000 € – wie versteuere ich die Vergleichssumme?",
+     "Nach Abzug der SV-Beiträge bleibt ein Fünftel steuerfrei [pv-end-05].\n\n"
+     "Rückfrage: Wofür ist die Vergleichssumme von 10.000 € gewidmet?", True, None),
+]
+
+
+@pytest.mark.parametrize("blocks,question,draft,passes,reason", REPORT3_RULES)
+def test_report3_rule(blocks, question, draft, passes, reason):
+    result = verify(draft, kb_context(*blocks), question=question)
+    assert result.ok is passes, result.unsupported_figures
+    if reason:
+        assert result.unsupported_figures[0].reason == reason
+
+
+def test_both_figures_of_bzw_count_the_unit():
+    assert [f.kind for f in nb.extract("die Werte 8 bzw. 4 Wochen")] == ["count:woche", "count:woche"]

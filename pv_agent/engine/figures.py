@@ -174,7 +174,7 @@ def _extract(text: str) -> tuple[Figure, ...]:
                 text = g["num"]
                 span["end"] = m.end("num")
             out.append(Figure(text, kind, value, **span))
-    return tuple(_range_bounds(_with_compounds(out, clean), clean))
+    return tuple(_elided_units(_range_bounds(_with_compounds(out, clean), clean), clean))
 
 
 # "52-Wochen-Zeitraum", "5-Tage-Woche", "45-%-Stufe", "7.300-€-Grenze": a figure inside a compound.
@@ -216,16 +216,34 @@ def _figure_matches(text: str):
             pos = m.end()
 
 
-_RANGE_JOIN = re.compile(r"\s*(?:bis|–|-)\s*$")
+_RANGE_JOIN = re.compile(r"\s*(?:bis|–|-|bzw\.|oder|und|/)\s*$")
 
 
 def _range_bounds(figs: list[Figure], text: str) -> list[Figure]:
-    """"2 bis 12 Monatsentgelte", "3–5 %": the lower bound takes the unit of the upper one."""
+    """"2 bis 12 Monatsentgelte", "3–5 %", "8 bzw. 4 Wochen": the first figure takes the unit of the second."""
     out = list(figs)
     for i, (low, high) in enumerate(zip(figs, figs[1:])):
         if low.kind == "number" and high.kind not in ("number", "year", "date") \
                 and _RANGE_JOIN.fullmatch(text[low.end : high.start]):
             out[i] = Figure(low.text, high.kind, low.value, low.start, low.end)
+    return out
+
+
+_ELISION_GAP = re.compile(r"^[^.;:\d]*?(?:,|\bbzw\.|\boder\b|\bmit\b|\bbei\b|\bsonst\b)[^.;:\d]*$")
+_ELISION_END = re.compile(r"\s*(?:[;,.)]|$|\(|\s(?:und|oder|bzw)\b)")
+
+
+def _elided_units(figs: list[Figure], text: str) -> list[Figure]:
+    """"mindestens 20 Wochenstunden, mit Betreuungspflichten 16": a bare number after a counted
+    figure of its sentence, joined by a comma or "mit"/"bei"/"bzw."/"oder" and standing at the end
+    of its phrase, counts the same unit."""
+    out = list(figs)
+    for i in range(1, len(out)):
+        fig, before = out[i], out[i - 1]
+        if fig.kind != "number" or not before.kind.startswith("count:") or "," in fig.text or "." in fig.text:
+            continue
+        if _ELISION_GAP.match(text[before.end:fig.start]) and _ELISION_END.match(text, fig.end):
+            out[i] = Figure(fig.text, before.kind, fig.value, fig.start, fig.end)
     return out
 
 

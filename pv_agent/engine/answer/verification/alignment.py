@@ -210,9 +210,13 @@ def _scores(fig, pool: list[Fact], reading: Reading, titles, aliases) -> tuple[l
             s_near -= ELSEWHERE_PENALTY
         s_near += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(same_value(c, o) for o in beside))
         # figures elsewhere in the sentence: weak evidence, one at most (a sentence restating a
-        # block sentence with many figures elsewhere is no evidence for each of them)
+        # block sentence with many figures elsewhere is no evidence for each of them); the row of
+        # a cell with the figure's value counts here ("1,5 %, höchstens 720 €" for "| CO₂ ≤
+        # Grenzwert | 1,5 % | 720 € |") – only for it: in a table whose columns are the sources,
+        # a competitor's row holds the sentence's other figure too
+        row = f.row_mates if same_value(fig, f.figure) else ()
         s_near += COMPANION_WEIGHT / 2 * min(1, sum(1 for c in reading.sentence_companions
-                                                    if any(same_value(c, o) for o in beside)))
+                                                    if any(same_value(c, o) for o in beside + row)))
         near.append(s_near)
         far.append(s_far)
     return near, far

@@ -13,7 +13,7 @@ from ..context import ContextBlock
 from . import alignment as al
 from . import facts as fc
 from ... import figures as nb
-from .given import _GivenFigure, _given, possessed
+from .given import _GivenFigure, _given, echoes_question, possessed
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -30,7 +30,10 @@ REASONS = {
 }
 _EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*$", re.IGNORECASE)
 # An answer that says the figure is outdated may quote what a block calls outdated.
-_REFUTED_IN_ANSWER = re.compile(fc._REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*)", re.I)
+# … and the outdated side of a conflict, reported as what a source once said: "Huemer nannte für 2026
+# dagegen 10 Überstunden"
+_REFUTED_IN_ANSWER = re.compile(fc._REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*"
+                                r"|nannten?)\b", re.I)
 
 
 @dataclass
@@ -144,6 +147,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
     # "überholt" is said of the figures of its clause; in no clause with a figure, of all of them
     refuted_clauses = [bool(_REFUTED_IN_ANSWER.search(c)) for _, c, _ in pieces] if refuted else []
+    for i in range(1, len(refuted_clauses)):  # "nannte … 10 Überstunden und 120 €": a bare figure continues its clause
+        if not refuted_clauses[i] and _bare_figures(pieces[i][1]):
+            refuted_clauses[i] = refuted_clauses[i - 1]
     refuted_with_figure = refuted and any(
         r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
         for r, (o, c, _) in zip(refuted_clauses, pieces))
@@ -237,10 +243,13 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # sentence must not pass it off as another cell's value ("nach der Novelle 10
                 # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
                 issue = _given_misplaced(fig, role, reading, cited_facts, facts) \
-                    if not example and not possessed(clause, fig) else None
+                    if not example and not possessed(clause, fig) \
+                    and not echoes_question(clause, fig, clause_figs, question_figures) else None
             else:
                 issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
                                  align=not example)
+                if issue is None and role.refuted and not anywhere and _CALLED_OUTDATED.search(text):
+                    issue = _not_the_outdated_one(fig, cited_facts)
             if issue is None:
                 continue
             reason, detail = issue
@@ -252,7 +261,26 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     for old, new, detail in _arrows_reversed(text, all_figs, cited_facts):
         if new.text not in flagged:
             out.issues.append(FigureIssue(new.text, "", list(cites), [], "year", detail))
+    for low, high in _bounds_reversed(text, all_figs):
+        if low.text not in flagged:
+            out.issues.append(FigureIssue(low.text, "", list(cites), [], "row",
+                                          f"„mindestens {low.text}“ über „höchstens {high.text}“"))
     return out
+
+
+_AT_LEAST = re.compile(r"\b(?:mindestens|wenigstens|zumindest)\s*$", re.I)
+_AT_MOST = re.compile(r"\b(?:höchstens|maximal|max\.)\s*$", re.I)
+
+
+def _bounds_reversed(text: str, figs: list[nb.Figure]):
+    """"eine Reduktion um mindestens 75 % und höchstens 25 %": a lower bound above the upper
+    bound of the same quantity is two figures swapped, whatever the block says."""
+    values = [f for f in figs if f.kind not in ("year", "date")]
+    for a, b in zip(values, values[1:]):
+        if nb._same_class(a, b) and _AT_LEAST.search(text[max(0, a.start - 14):a.start]) \
+                and _AT_MOST.search(text[max(a.end, b.start - 10):b.start]) \
+                and not re.search(r"[.;:]", text[a.end:b.start]) and a.value > b.value:
+            yield a, b
 
 
 _ARROW = re.compile(r"\s*(?:→|->|⇒)\s*")
@@ -351,6 +379,12 @@ def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:
                                nb.extract(f"{clause[left:fig.start]} {clause[fig.end:right]}"))
 
 
+def _bare_figures(clause: str) -> bool:
+    """A clause of figures alone ("120 € (Stand 2026-01)"): it says nothing of its own."""
+    rest = nb._without_figures(clause, nb.extract(clause))
+    return not re.search(r"[A-Za-zÄÖÜäöüß]{3,}", re.sub(r"\bStand\b", " ", rest))
+
+
 def _pieces(kind: str, text: str, header_cells: list[str]):
     """(offset, clause, labels): the clauses of a unit; a table row cell by cell, each with
     its row label and column header as labels."""
@@ -386,6 +420,21 @@ def _paired_elsewhere(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> 
         if rows and not any(any(nb.same_value(fig, c) for c in f.role.companions) for f in rows):
             return True
     return False
+
+
+# The answer says outright that a source's figure is outdated or wrong ("eine überholte Quelle
+# nannte 10 Überstunden"): where the cited blocks name which figures of that kind are outdated, it
+# must be one of them.
+_CALLED_OUTDATED = re.compile(fc._REFUTED.pattern + r"|\bnannten?\b", re.I)
+
+
+def _not_the_outdated_one(fig: nb.Figure, cited_facts: FactIndex) -> tuple[str, str] | None:
+    outdated = [f for f in cited_facts.facts if f.role.refuted and nb._same_class(f.figure, fig)
+                and f.figure.kind not in ("year", "date")]
+    if not outdated or any(nb.same_value(fig, f.figure) for f in outdated):
+        return None
+    named = ", ".join(dict.fromkeys(f.figure.text for f in outdated[:4]))
+    return "refuted", f"[{outdated[0].entry_id}] nennt als überholt {named}, nicht {fig.text}"
 
 
 def _support(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> str:

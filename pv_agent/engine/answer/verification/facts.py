@@ -17,8 +17,9 @@ from ...figures import (Figure, _same_class, _years, _without_figures, extract, 
 # Words that tell rows of one table apart. A dimension compares like with like: a sentence saying
 # "monatlich" is not backed by the "täglich" row.
 _PERIODS = re.compile(
-    r"(?P<daily>\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|\(tag\)|^tag\b)"
-    r"|(?P<monthly>\bmonatlich\w*|\bmonats(?:wert|betrag|-)|\b(?:pro|je|im) monat\b|/monat\b|\(monat\)|^monat\b)"
+    r"(?P<daily>\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|\(tag\)|^tag\b"
+    r"|\b(?:pro|je) (?:\w+(?:em|en) )?(?:arbeits|kalender|telearbeits|werk)tag\b)"  # "je ausschließlichem Telearbeitstag"
+    r"|(?P<monthly>\bmonatlich\w*|\bmonats(?:wert|betrag|-)|\b(?:pro|je|im) (?:kalender)?monat\b|/monat\b|\(monat\)|^monat\b)"
     r"|(?P<yearly>\bjährlich\w*|\bjahres(?:betrag|wert|-)|\b(?:pro|je) (?:kalender)?jahr\b|/jahr\b|\(jahr\)"
     r"|\bim (?:kalender)?jahr\b(?![\s\d]*\d{4}))",  # "400 € im Jahr", not "im Jahr 2025"
     re.I,
@@ -69,6 +70,8 @@ class Role:
     surcharge: bool | None = None  # "Zuschlag" in the label (None: only the entry title says so)
     bound: bool = False  # written as a limit (höchstens, bis, über, Grenze …)
     refuted: bool = False  # the block calls the figure wrong or outdated
+    # a figure without a period of its own: the periods its value has elsewhere in the entry
+    periods_elsewhere: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -341,6 +344,8 @@ def mismatch(answer: Role, fact: Role) -> str:
         return "year"
     if answer.period and fact.period and answer.period != fact.period:
         return "period"
+    if answer.period and not fact.period and fact.periods_elsewhere and answer.period not in fact.periods_elsewhere:
+        return "period"  # "300 € im Monat" against "300 € pro Jahr … die 300 € bleiben frei"
     if answer.share and fact.share and answer.share != fact.share:
         return "share"
     if answer.side and fact.side and answer.side != fact.side:
@@ -378,7 +383,8 @@ def facts_of_block(entry_id: str, text: str, title: str, stand: str) -> tuple[Fa
 def _periods_carried(facts: list[Fact]) -> list[Fact]:
     """"14,53 € monatlich" in the text and "| Parkplatz … | 14,53 € |" in the table are one value:
     where every mention of a value in an entry that names a period names the same one, the
-    mentions without a period are of that period too."""
+    mentions without a period are of that period too; where they name several, a mention
+    without one is of one of those."""
     periods: dict = {}
     for f in facts:
         if f.role.period and f.figure.kind not in ("year", "date", "number"):
@@ -386,8 +392,9 @@ def _periods_carried(facts: list[Fact]) -> list[Fact]:
     out = []
     for f in facts:
         known = periods.get((f.figure.kind, f.figure.value))
-        if not f.role.period and known and len(known) == 1:
-            f = replace(f, role=replace(f.role, period=next(iter(known))))
+        if not f.role.period and known:
+            f = replace(f, role=replace(f.role, period=next(iter(known))) if len(known) == 1
+                        else replace(f.role, periods_elsewhere=frozenset(known)))
         out.append(f)
     return out
 

@@ -33,6 +33,7 @@ _PREDICATE_VERBS = frozenset(
 class _GivenFigure:
     figure: nb.Figure
     nouns: frozenset  # stems of the nouns near it in the question
+    words: frozenset = frozenset()  # every content word near it in the question (folded stems)
 
 
 def _question_figures(question: str) -> list[_GivenFigure]:
@@ -40,8 +41,36 @@ def _question_figures(question: str) -> list[_GivenFigure]:
     for offset, clause in nb.segments(question):
         figs = [nb.shifted(f, -offset) for f in nb.extract(question) if nb.in_clause(f, offset, clause)]
         for f in figs:  # bare numbers too: "Kind (8)", "der Teil über 25.000"
-            out.append(_GivenFigure(f, _near_nouns(clause, f, figs)))
+            out.append(_GivenFigure(f, _near_nouns(clause, f, figs), _near_words(clause, f, figs, whole=True)))
     return out
+
+
+def _near_words(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure], whole: bool = False) -> frozenset:
+    """The content words near ``fig`` in its clause, any case ("heuer schon 8 Wochen krank");
+    ``whole``: all of the clause up to the next figures (a question's figure: "Vergleich vor dem
+    Arbeitsgericht über 10.000 €")."""
+    left = max([f.end for f in clause_figs if f.end <= fig.start], default=0)
+    right = min([f.start for f in clause_figs if f.start >= fig.end], default=len(clause))
+    before, after = _WORD.findall(clause[left:fig.start]), _WORD.findall(clause[fig.end:right])
+    near = before + after if whole else before[-_NEAR_BEFORE:] + after[:_NEAR_AFTER + 2]
+    unit = fold(fig.text)
+    return frozenset(nb.stem(fold(w)) for w in near
+                     if len(w) > 3 and fold(w) not in STOPWORDS and w.lower() not in _ROLELESS and fold(w) not in unit)
+
+
+def _related(a: str, b: str) -> bool:
+    """One word, or a compound of the other ("Vergleich" ~ "Vergleichssumme", "krank" ~ "Krankenstand")."""
+    return a == b or min(len(a), len(b)) >= 5 and (a.startswith(b) or b.startswith(a))
+
+
+def echoes_question(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
+                    question_figures: list[_GivenFigure]) -> bool:
+    """The answer says the clerk's figure in the clerk's words ("die 12 Überstunden des Monteurs"
+    for "ein Monteur 12 Überstunden", "die Vergleichssumme von 10.000 €" for "Vergleich über
+    10.000 €"): it repeats the question, and claims no cell of a block that holds the same value."""
+    mine = _near_words(clause, fig, clause_figs)
+    return any(any(_related(a, b) for a in mine for b in q.words)
+               for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure))
 
 
 def _all_nouns(text: str) -> frozenset:
@@ -79,7 +108,7 @@ def _given(fig: nb.Figure, clause: str, clause_figs: list[nb.Figure], question_f
     nouns = _near_nouns(clause, fig, clause_figs)
     if not nouns:
         return True
-    return any(nouns & q.nouns for q in same)
+    return any(_related(a, b) for q in same for a in nouns for b in q.nouns | q.words)
 
 
 _POSSESSIVE = re.compile(r"\b(?:Ihre[mnrs]?|Ihr|your)\s+(?:\S+\s+)?$")

@@ -27,6 +27,7 @@ class Unit:
     citations: list[str]
     kind: str  # prose | item | row | heading | code
     lead_of: list | None = None  # a bold lead split off a sentence: that sentence's citations
+    continues: str = ""  # a part after ";" (or a later sentence of an item): the text before it
 
 
 
@@ -69,8 +70,9 @@ def split_units(answer: str) -> list[Unit]:
     for i, line in enumerate(lines + [""]):
         stripped = line.strip()
         kind = kinds[i] if i < len(kinds) else "blank"
-        if kind == "prose" and _BOLD_LINE.match(stripped):
+        if kind == "prose" and _BOLD_LINE.match(stripped) and not citations_in(stripped):
             kind = "heading"  # "**Sonst: nur die ersten 620 € steuerfrei**" heads what follows
+            # (a bold line with its own citation is a sentence backed by that citation)
         if kind != "prose" and prose_start is not None:
             units.extend(_sentences(answer, prose_start, offset))
             prose_start = None
@@ -82,8 +84,31 @@ def split_units(answer: str) -> list[Unit]:
             units.extend(_item_sentences(answer, start, end) if kind == "item" else
                          [Unit(start, end, answer[start:end], citations_in(stripped), kind)])
         offset += len(line)
+    units = [part for u in units for part in _cited_parts(u)]
     _inherit(units, answer)
     return units
+
+
+def _cited_parts(unit: Unit) -> list[Unit]:
+    """"Der Grenzwert … 826,65 € [pv-gfb-07]; die Geringfügigkeitsgrenze … 551,10 €
+    [ris-bgbl2-2025-263].": parts joined by ";" that each cite their own entries are backed by
+    those alone, as sentences are."""
+    if unit.kind not in ("prose", "item") or ";" not in unit.text or len(unit.citations) < 2:
+        return [unit]
+    cuts = [0] + [m.end() for m in re.finditer(r";\s+", unit.text) if not _inside_brackets(unit.text, m.start())]
+    pieces = [(a, b) for a, b in zip(cuts, cuts[1:] + [len(unit.text)])]
+    parts = [Unit(unit.start + a, unit.start + a + len(unit.text[a:b].rstrip()), unit.text[a:b].rstrip(),
+                  citations_in(unit.text[a:b]), unit.kind) for a, b in pieces]
+    if len(parts) < 2 or not all(p.citations for p in parts):
+        return [unit]
+    parts[0].lead_of = unit.lead_of
+    for before, part in zip(parts, parts[1:]):
+        part.continues = before.text  # "…; mit 137 g/km liegt das Fahrzeug darunter": said of the part before
+    return parts
+
+
+def _inside_brackets(text: str, at: int) -> bool:
+    return text.count("(", 0, at) > text.count(")", 0, at) or text.count("[", 0, at) > text.count("]", 0, at)
 
 
 # A line that is bold from start to end, without a citation of its own, is a heading the way
@@ -120,7 +145,10 @@ def _item_sentences(answer: str, start: int, end: int) -> list[Unit]:
     parts = _sentences(answer, start, end)
     if len(parts) < 2 or not all(p.citations for p in parts) or any(p.kind != "prose" for p in parts):
         return [whole]
-    return [Unit(p.start, p.end, p.text, p.citations, "item") for p in parts]
+    out = [Unit(p.start, p.end, p.text, p.citations, "item") for p in parts]
+    for before, part in zip(out, out[1:]):
+        part.continues = before.text
+    return out
 
 
 def _sentences(answer: str, start: int, end: int) -> list[Unit]:

@@ -222,7 +222,7 @@ def _surroundings(units: list[Unit], question_words: frozenset, question_years: 
         starts_table = u.kind == "row" and (previous is None or previous.kind != "row")
         if starts_table:
             header = table_cells(text)
-        above = f"{heading} {lead}"
+        above = f"{heading} {lead} {_CITATION.sub(' ', u.continues)}"
         out.append(Surroundings(around=al.groups(nb._without_figures(above, nb.extract(above))),
                                 question=question_words, years=years or question_years,
                                 header_cells=header if u.kind == "row" else [], header_row=starts_table))
