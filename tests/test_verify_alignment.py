@@ -216,6 +216,11 @@ REPORT3_RULES = [
      "120 € (Stand 2026-01) [pv-ues-02].", True, None),
     (("pv-ues-02",), "Überstunden 2026?", "⚠ Eine überholte Steuerberaterseite nannte für 2026 10 Überstunden und "
      "200 € (Stand 2026-01) [pv-ues-02].", False, None),
+    # another compound of one head word is another quantity: "Tages-" is not "Wochenhöchstarbeitszeit"
+    (("pv-az-02",), "Höchstarbeitszeit?", "Die Tageshöchstarbeitszeit inkl. Überstunden beträgt 12 Stunden "
+     "(Stand 2018-09) [pv-az-02].", True, None),
+    (("pv-az-02",), "Höchstarbeitszeit?", "Die Wochenhöchstarbeitszeit inkl. Überstunden beträgt 12 Stunden "
+     "(Stand 2018-09) [pv-az-02].", False, None),
     # the clerk's figure in the clerk's words ("Vergleich über 10.000 €" → "die Vergleichssumme von 10.000 €")
     (("pv-end-05",), "Vergleich vor dem Arbeitsgericht über 10.000 € – wie versteuere ich die Vergleichssumme?",
      "Nach Abzug der SV-Beiträge bleibt ein Fünftel steuerfrei [pv-end-05].\n\n"

@@ -142,6 +142,16 @@ def _match(word: str, other: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
+def _other_compound(word: str, other: str) -> bool:
+    """Two compounds of one head with different first parts name different quantities:
+    "Tageshöchstarbeitszeit" and "Wochenhöchstarbeitszeit" (not "Beitragsgrundlage" and
+    "Höchstbeitragsgrundlage": one holds the other)."""
+    if word == other or word in other or other in word:
+        return False
+    tail = len(os.path.commonprefix((word[::-1], other[::-1])))
+    return tail >= 8 and len(word) - tail >= 3 and len(other) - tail >= 3
+
+
 def _matched(group: frozenset, about: frozenset) -> bool:
     return any(_match(form, w) for form in group for w in about)
 
@@ -194,6 +204,9 @@ def _scores(fig, pool: list[Fact], reading: Reading, titles, aliases) -> tuple[l
         # a long sentence matches more words by its length alone (as in BM25)
         norm = max(0.25, 1 - LENGTH_NORM + LENGTH_NORM * len(about) / mean_length)
         s_near = _word_score(near_words, df, n, about) / norm
+        # the sentence names another compound of the fact's head word: about something else
+        if any(_other_compound(form, w) and form not in about for g in near_words for form in g for w in about):
+            s_near -= COMPANION_WEIGHT
         s_far = _word_score(far_words, df, n, about) / norm
         if reading.years:
             s_near += YEAR_WEIGHT if f.role.years & reading.years else 0.0
