@@ -18,17 +18,19 @@ from pv_agent.engine.answer.context import Context, ContextBlock
 from mutations import KINDS, Mutation, mutate, verifier_verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
-REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3")
+REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # The verifier's weights were calibrated on calibration, then held-out and fresh (their false
 # alarms and escapes were read), then in the second round on all four splits including "report".
 # "report2" (53 drafts on questions never used before, played and hand-checked by helpers who
 # never saw the verifier) was the second round's report, measured once; in the third round its
-# false alarms and escapes were read and tuned on. "report3" (62 drafts on the remaining unused
-# goldset questions, played by two helpers and hand-checked by two others, none of whom saw the
-# verifier) is the split the "Done when" rates are reported on, measured once after that tuning.
-CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2")
-REPORTED = ("report3",)
+# false alarms and escapes were read and tuned on. "report3" (62 drafts, two players, two
+# checkers) was the third round's report, measured once (right 68.9 %), then read and tuned on.
+# "report4" (51 drafts on the last unused goldset answer questions, two players and two checkers,
+# none of whom saw the verifier) is the split the "Done when" rates are reported on, measured
+# once after that tuning.
+CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3")
+REPORTED = ("report4",)
 
 
 @dataclass
