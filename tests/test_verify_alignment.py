@@ -238,3 +238,42 @@ def test_report3_rule(blocks, question, draft, passes, reason):
 
 def test_both_figures_of_bzw_count_the_unit():
     assert [f.kind for f in nb.extract("die Werte 8 bzw. 4 Wochen")] == ["count:woche", "count:woche"]
+
+
+# Found on the fourth report set (report4, tuning data since the fifth).
+REPORT4_RULES = [
+    # "A statt B": B is the other cell, named to compare – it needs only to stand in the block
+    (("pv-sv-11",), "DN-Satz Sonderzahlungen 2025?",
+     "Auf Sonderzahlungen beträgt der DN-Satz 2025 17,07 % statt 18,07 % (Stand 2025-01) [pv-sv-11].", True, None),
+    (("pv-sv-11",), "DN-Satz Sonderzahlungen 2025?",
+     "Auf Sonderzahlungen beträgt der DN-Satz 2025 17,07 % statt 18,70 % (Stand 2025-01) [pv-sv-11].", False, None),
+    # a week is a period of its own: "40 Stunden am Tag" is the weekly figure in the daily place
+    (("pv-az-07",), "Ab wann Überstunde?", "Eine Überstunde liegt vor, wenn 8 Stunden am Tag oder 40 Stunden "
+     "pro Woche überschritten werden (Stand 2016-05) [pv-az-07].", True, None),
+    (("pv-az-07",), "Ab wann Überstunde?", "Eine Überstunde liegt vor, wenn 40 Stunden am Tag oder 8 Stunden "
+     "pro Woche überschritten werden (Stand 2016-05) [pv-az-07].", False, None),
+    # the article points back to the clerk's figure: "die 15.000 €"
+    (("pv-end-05",), "Vergleich über 15.000 € – wie abrechnen?",
+     "Nach Abzug der SV-Beiträge bleibt ein Fünftel steuerfrei [pv-end-05]. Wie sich die 15.000 € auf "
+     "Zeiträume aufteilen, geht aus der Frage nicht hervor.", True, None),
+]
+
+
+@pytest.mark.parametrize("blocks,question,draft,passes,reason", REPORT4_RULES)
+def test_report4_rule(blocks, question, draft, passes, reason):
+    result = verify(draft, kb_context(*blocks), question=question)
+    assert result.ok is passes, result.unsupported_figures
+    if reason:
+        assert result.unsupported_figures[0].reason == reason
+
+
+def test_the_block_title_backs_a_figure_only_it_holds():
+    """The block's head line shows its title to the model: "Teilpension ab 1.1.2026 – …"."""
+    from kb_context import block
+    from pv_agent.engine.answer.context import Context
+    from pv_agent.engine.types import SECTION_KEY_VALUES
+
+    context = Context(blocks=[block("pv-neu-01", 1, SECTION_KEY_VALUES)], budget=100_000)
+    assert "1.1.2026" not in context.blocks[0].text
+    assert verify("Die Teilpension gibt es ab 1.1.2026 [pv-neu-01].", context).ok
+    assert not verify("Die Teilpension gibt es ab 1.1.2025 [pv-neu-01].", context).ok

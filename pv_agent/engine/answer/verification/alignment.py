@@ -141,7 +141,6 @@ def _match(word: str, other: str) -> bool:
     return not {short[common:common + 3], long_[common:common + 3]} & _OPPOSITE_TAILS
 
 
-@lru_cache(maxsize=65536)
 def _other_compound(word: str, other: str) -> bool:
     """Two compounds of one head with different first parts name different quantities:
     "Tageshöchstarbeitszeit" and "Wochenhöchstarbeitszeit" (not "Beitragsgrundlage" and
@@ -152,6 +151,7 @@ def _other_compound(word: str, other: str) -> bool:
     return tail >= 8 and len(word) - tail >= 3 and len(other) - tail >= 3
 
 
+@lru_cache(maxsize=65536)
 def _matched(group: frozenset, about: frozenset) -> bool:
     return any(_match(form, w) for form in group for w in about)
 

@@ -28,6 +28,7 @@ REASONS = {
     "cell": "steht im zitierten Eintrag für etwas anderes, als der Satz sagt",
     "ambiguous": "lässt offen, wofür sie steht (der zitierte Eintrag nennt dafür mehrere Werte)",
 }
+_INSTEAD = re.compile(r"\b(?:statt|anstatt|anstelle von|instead of)\s*$", re.IGNORECASE)
 _EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*$", re.IGNORECASE)
 # An answer that says the figure is outdated may quote what a block calls outdated.
 # … and the outdated side of a conflict, reported as what a source once said: "Huemer nannte für 2026
@@ -216,6 +217,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # an example ("z. B. 38,5 h") or a name ("die 1-%-Stufe", "5-Tage-Woche") is no cell of its own
             # a named cell ("die 27-%-Stufe") is read like the value it names
             example = bool(_EXAMPLE.search(clause[max(0, fig.start - 24):fig.start]))
+            # "17,07 % statt 18,07 %": the figure after "statt" is the other cell, named to compare
+            instead = bool(_INSTEAD.search(clause[max(0, fig.start - 16):fig.start]))
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
@@ -247,7 +250,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                     and not echoes_question(clause, fig, clause_figs, question_figures) else None
             else:
                 issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
-                                 align=not example)
+                                 align=not (example or instead))
                 if issue is None and role.refuted and not anywhere and _CALLED_OUTDATED.search(text):
                     issue = _not_the_outdated_one(fig, cited_facts)
             if issue is None:
@@ -318,7 +321,9 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
     if fig.kind in ("year", "date", "number") or not align:
         return None
     # a figure the answer calls outdated is one of the values a block calls outdated
+    in_text = any(f.where != "title" and nb.same_value(fig, f.figure) for f in cited_facts.candidates(fig))
     candidates = [_as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
+                  and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
                   and not fc.mismatch(role, f.role) and not _compound(f.figure)
                   and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))]
     verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
@@ -429,6 +434,11 @@ _CALLED_OUTDATED = re.compile(fc._REFUTED.pattern + r"|\bnannten?\b", re.I)
 
 
 def _not_the_outdated_one(fig: nb.Figure, cited_facts: FactIndex) -> tuple[str, str] | None:
+    # only where a table sets the sides apart ("| 2026 (Novelle) | 2026 laut … (überholt) |"): a
+    # sentence of prose calls a figure outdated in words the marks do not always catch
+    if not any(nb.same_value(fig, f.figure) and f.where == "table" and not f.role.refuted
+               for f in cited_facts.candidates(fig)):
+        return None
     outdated = [f for f in cited_facts.facts if f.role.refuted and nb._same_class(f.figure, fig)
                 and f.figure.kind not in ("year", "date")]
     if not outdated or any(nb.same_value(fig, f.figure) for f in outdated):

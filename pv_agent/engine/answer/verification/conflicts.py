@@ -130,7 +130,7 @@ def _dated_values(block: ContextBlock) -> tuple[frozenset, frozenset, frozenset]
     values it states without a year, as (kind, value)."""
     stated, refuted, undated = set(), set(), set()
     for f in fc.facts_of_block(block.entry_id, block.text, block.title, block.stand):
-        if f.where == "stand" or f.figure.kind in ("year", "date", "number"):
+        if f.where in ("stand", "title") or f.figure.kind in ("year", "date", "number"):
             continue
         key = (nb.value_class(f.figure), f.figure.value)
         if not f.role.years and not f.role.refuted:
@@ -226,6 +226,6 @@ def _value_facts(block: ContextBlock) -> tuple[frozenset, frozenset]:
     """(values the block states, values it calls wrong or outdated)."""
     stated, refuted = set(), set()
     for f in fc.facts_of_block(block.entry_id, block.text, block.title, block.stand):
-        if f.where != "stand" and _is_value(f.figure):
+        if f.where not in ("stand", "title") and _is_value(f.figure):
             (refuted if f.role.refuted else stated).add(_value_key(f.figure))
     return frozenset(stated), frozenset(refuted)

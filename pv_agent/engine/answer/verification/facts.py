@@ -17,11 +17,13 @@ from ...figures import (Figure, _same_class, _years, _without_figures, extract, 
 # Words that tell rows of one table apart. A dimension compares like with like: a sentence saying
 # "monatlich" is not backed by the "täglich" row.
 _PERIODS = re.compile(
-    r"(?P<daily>\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|\(tag\)|^tag\b"
+    r"(?P<daily>\btäglich\w*|\btage(?:s)?(?:wert|satz|betrag|höchst\w*)|\b(?:pro|je|am) tag\b|/tag\b|\(tag\)|^tag\b"
     r"|\b(?:pro|je) (?:\w+(?:em|en) )?(?:arbeits|kalender|telearbeits|werk)tag\b)"  # "je ausschließlichem Telearbeitstag"
     r"|(?P<monthly>\bmonatlich\w*|\bmonats(?:wert|betrag|-)|\b(?:pro|je|im) (?:kalender)?monat\b|/monat\b|\(monat\)|^monat\b)"
+    r"|(?P<weekly>\bwöchentlich\w*|\b(?:pro|je|in der) woche\b|/woche\b)"
     r"|(?P<yearly>\bjährlich\w*|\bjahres(?:betrag|wert|-)|\b(?:pro|je) (?:kalender)?jahr\b|/jahr\b|\(jahr\)"
-    r"|\bim (?:kalender)?jahr\b(?![\s\d]*\d{4}))",  # "400 € im Jahr", not "im Jahr 2025"
+    # "400 € im Jahr", not "im Jahr 2025" (nor "im Jahr   waren" where the year was blanked out)
+    r"|\bim (?:kalender)?jahr\b(?![\s\d]*\d{4})(?!\s{2}))",
     re.I,
 )
 _SHARES = re.compile(r"(?P<full>\bvoll(?:e[nmrs]?)?\b)|(?P<half>\bhalb(?:e[nmrs]?)?\b)", re.I)
@@ -64,7 +66,7 @@ class Role:
 
     companions: tuple = ()  # other figures of the clause / table row
     years: frozenset = frozenset()
-    period: str | None = None  # daily | monthly | yearly
+    period: str | None = None  # daily | weekly | monthly | yearly
     share: str | None = None  # full | half
     side: str | None = None  # employee | employer | total (DN / DG / gesamt)
     surcharge: bool | None = None  # "Zuschlag" in the label (None: only the entry title says so)
@@ -81,7 +83,7 @@ class Fact:
     entry_id: str
     figure: Figure
     role: Role
-    where: str  # "table" | "item" | "prose" | "stand"
+    where: str  # "table" | "item" | "prose" | "stand" | "title"
     label: str  # the row / list label or sentence it came from, for the report
     about: str = ""  # what the figure is the value of: row label, caption, column header; the clause
     mates: tuple = ()  # the other figures of its table cell or sentence (beyond its clause)
@@ -132,6 +134,8 @@ def governs_bound(before: str) -> bool:
         pass
     if last is None:
         return False
+    if last.group(0).lower() == "bis" and re.search(r"\d\s*$", tail[:last.start()]):
+        return False  # "von 2 bis 12 Monatsentgelten", "20 bis 40 km": a range, not a limit
     between = tail[last.end():].split()
     return (len(between) <= 3 and not any(w.lower() in _VERBS for w in between)
             and sum(1 for w in between if w[:1].isupper()) <= 1)
@@ -151,7 +155,7 @@ class _Marks:
 def _marks(text: str) -> _Marks:
     """The row words of a text, once per text (labels and headers repeat across cells)."""
     low = text.lower()  # every period word holds one of these, every share word "voll" or "halb"
-    has_period = "tag" in low or "tägl" in low or "monat" in low or "jahr" in low or "jährl" in low
+    has_period = "tag" in low or "tägl" in low or "monat" in low or "jahr" in low or "jährl" in low or "woch" in low or "wöch" in low
     return _Marks(
         frozenset(m.lastgroup for m in _PERIODS.finditer(text)) if has_period else frozenset(),
         frozenset(m.lastgroup for m in _SHARES.finditer(text)) if "voll" in low or "halb" in low else frozenset(),
@@ -184,7 +188,14 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
                 facts += _table_row_facts(entry_id, title, header, tuple(row))
         elif node.kind in ("item", "paragraph", "heading"):
             facts += _text_facts(entry_id, title, node.kind, node.text)
+    if title and _DIGIT_IN.search(title):
+        # the block's head line shows its title to the model too: "Teilpension ab 1.1.2026 – …"
+        # (a figure only the title holds is backed by it; it competes with no cell of the block)
+        facts += [replace(f, where="title") for f in _text_facts(entry_id, title, "heading", title)]
     return facts
+
+
+_DIGIT_IN = re.compile(r"\d")
 
 
 # Facts per table row and per paragraph/list item, cached by their content (bounded, per

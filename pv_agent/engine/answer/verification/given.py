@@ -105,12 +105,15 @@ def _given(fig: nb.Figure, clause: str, clause_figs: list[nb.Figure], question_f
         return False
     if fig.kind not in ("money", "percent", "number"):
         return True
+    if _REFERS_BACK.search(clause[max(0, fig.start - 12):fig.start]):
+        return True  # "wie sich die 15.000 € aufteilen": the article points back to the question's figure
     nouns = _near_nouns(clause, fig, clause_figs)
     if not nouns:
         return True
     return any(_related(a, b) for q in same for a in nouns for b in q.nouns | q.words)
 
 
+_REFERS_BACK = re.compile(r"\b(?:die|der|den|dem|des|diese[mnrs]?|Ihre[mnrs]?|Ihr)\s+$", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\b(?:Ihre[mnrs]?|Ihr|your)\s+(?:\S+\s+)?$")
 
 
