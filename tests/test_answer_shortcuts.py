@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from answer_helpers import make_hit
 
-from pv_agent.engine.answer.verification import facts as fc
+from pv_agent.engine.answer.verification import roles as rl
 from pv_agent.engine import figures as fg
 from pv_agent.engine.answer.context import CONFLICT_MARK, is_conflict_side
 from pv_agent.engine.kb import markdown as md
@@ -88,6 +88,6 @@ def test_row_words_found_with_the_shortcut_are_those_the_regexes_find(entries):
               "halbe Beitragsgrundlage", "Monats-Höchstbeitrag", "tag", "Kalendertag", "Vollzeit", "Halbjahr"]
     texts = tricky + [line for e in entries for line in e.body.splitlines() if line.strip()]
     for text in texts:
-        marks = fc._marks.__wrapped__(text)
-        assert marks.periods == frozenset(m.lastgroup for m in fc._PERIODS.finditer(text)), text
-        assert marks.shares == frozenset(m.lastgroup for m in fc._SHARES.finditer(text)), text
+        marks = rl.row_marks.__wrapped__(text)
+        assert marks.periods == frozenset(m.lastgroup for m in rl.PERIODS.finditer(text)), text
+        assert marks.shares == frozenset(m.lastgroup for m in rl.SHARES.finditer(text)), text

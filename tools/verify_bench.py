@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from pv_agent.engine.answer.verification import claims as claims_module  # noqa: E402
 from pv_agent.engine.answer.verification import conflicts as conflicts_module  # noqa: E402
 from pv_agent.engine.answer.verification import facts as fc  # noqa: E402
+from pv_agent.engine.answer.verification import roles as rl  # noqa: E402
 from pv_agent.engine import figures as fg  # noqa: E402
 from pv_agent.engine.config import Settings  # noqa: E402
 from pv_agent.engine.answer.context import build_context  # noqa: E402
@@ -74,7 +75,7 @@ def stats(samples):
 
 def clear_caches() -> None:
     for cache in (fc.facts_of_block, claims_module._sentence_index, conflicts_module._quantities_of,
-                  md_module._parse, fg._extract, fc._marks):
+                  md_module._parse, fg._extract, rl.row_marks):
         cache.cache_clear()
     fc.clear_fact_caches()
 

@@ -3,9 +3,12 @@
 One module per concern, plain data between them:
 
 - ``backing``   per unit: is each figure backed by a fact in its role and its cell
+- ``reversals`` two figures the wrong way round; a figure called outdated that is not
 - (``engine/figures.py``: figures in text – amounts, percentages, counts, years, dates – and
   clauses; beside textnorm.py, since the knowledge base's own checks read figures too)
 - ``facts``     the facts of a block: each figure in its row, column and year
+- ``roles``     a figure's role (period, share, side, limit, year, row mates) and why two differ
+- ``fact_index`` the facts of the given blocks, parsed once and looked up by value
 - ``alignment`` which fact of the cited blocks a figure of the answer is about
 - ``units``     the answer as sentences, items, rows and headings with their citations
 - ``given``     figures the question itself gave

@@ -9,9 +9,11 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from ..context import ContextBlock
 from . import alignment as al
 from . import facts as fc
+from . import roles as rl
+from . import reversals as rv
+from .fact_index import BlockFacts, FactIndex
 from ... import figures as nb
 from .given import _GivenFigure, _given, echoes_question, possessed
 
@@ -33,7 +35,7 @@ _EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*
 # An answer that says the figure is outdated may quote what a block calls outdated.
 # … and the outdated side of a conflict, reported as what a source once said: "Huemer nannte für 2026
 # dagegen 10 Überstunden"
-_REFUTED_IN_ANSWER = re.compile(fc._REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*"
+_REFUTED_IN_ANSWER = re.compile(rl.REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*"
                                 r"|nannten?)\b", re.I)
 
 
@@ -72,61 +74,6 @@ class UnitResult:
     given: list[str] = field(default_factory=list)
     issues: list[FigureIssue] = field(default_factory=list)
     beside_question: list = field(default_factory=list)  # figures written next to one the question gave
-
-
-class BlockFacts(dict):
-    """Facts per block id, parsed when first needed (most answers cite two or three of the
-    blocks) and cached by block content: the regeneration and later questions reuse them."""
-
-    def __init__(self, blocks: dict[str, ContextBlock]):
-        super().__init__()
-        self.blocks = blocks
-        self.titles = {i: b.title for i, b in blocks.items()}
-        self.aliases: dict[str, str] = {}
-        for b in blocks.values():
-            self.aliases.update(al.block_aliases(b.text))
-        self._indexes: dict[tuple, FactIndex] = {}
-
-    def __missing__(self, entry_id: str):
-        b = self.blocks.get(entry_id)
-        facts = () if b is None else fc.facts_of_block(entry_id, b.text, b.title, b.stand)
-        self[entry_id] = facts
-        return facts
-
-    def get(self, entry_id, default=()):
-        return self[entry_id] if entry_id in self.blocks else default
-
-    def all(self):
-        return [(i, self[i]) for i in self.blocks]
-
-    def index(self, ids) -> "FactIndex":
-        ids = tuple(ids)
-        if ids not in self._indexes:
-            self._indexes[ids] = FactIndex([f for c in ids for f in self.get(c, ())])
-        return self._indexes[ids]
-
-
-class FactIndex:
-    """The facts of some blocks, looked up by value (a figure is compared with few facts)."""
-
-    def __init__(self, facts: list[fc.Fact]):
-        self.facts = facts
-        self.years: set[int] = set()
-        self.by_key: dict = {}
-        for f in facts:
-            self.years |= f.role.years
-            self.by_key.setdefault(_key(f.figure), []).append(f)
-
-    def candidates(self, fig: nb.Figure) -> list[fc.Fact]:
-        return self.by_key.get(_key(fig), [])
-
-
-def _key(fig: nb.Figure):
-    if fig.kind == "date":
-        return ("date", fig.value[1])
-    if fig.kind == "year":
-        return ("year", fig.value)
-    return ("value", fig.value)
 
 
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
@@ -173,9 +120,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
         plain_scope = nb._without_figures(scope, scope_figs)
         # the row words of the sentence (or, in a table, of the cell's row and column): once per clause
-        scope_period = fc._dimension(fc._PERIODS, plain_scope)
-        scope_share = fc._dimension(fc._SHARES, plain_scope)
-        named_surcharge = bool(fc._SURCHARGE.search(scope))
+        scope_period = rl.dimension(rl.PERIODS, plain_scope)
+        scope_share = rl.dimension(rl.SHARES, plain_scope)
+        named_surcharge = bool(rl.SURCHARGE.search(scope))
         given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
             if question_figures else {}
         for fig in clause_figs:
@@ -190,9 +137,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 out.checked += 1
             # a cell of an answer table stands in its row and column: their labels name its years too
             label_figs = nb.extract(labels) if labels else []
-            role = fc.role_of(fig, clause, value_figs if fig in value_figs else clause_figs, context=labels,
+            role = rl.role_of(fig, clause, value_figs if fig in value_figs else clause_figs, context=labels,
                               context_figs=label_figs, fallback_years=years_before)
-            role = fc.Role(
+            role = rl.Role(
                 companions=role.companions, years=role.years,
                 period=role.period or scope_period,
                 share=role.share or scope_share,
@@ -251,8 +198,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             else:
                 issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
                                  align=not (example or instead))
-                if issue is None and role.refuted and not anywhere and _CALLED_OUTDATED.search(text):
-                    issue = _not_the_outdated_one(fig, cited_facts)
+                if issue is None and role.refuted and not anywhere and rv.CALLED_OUTDATED.search(text):
+                    issue = rv.not_the_outdated_one(fig, cited_facts)
             if issue is None:
                 continue
             reason, detail = issue
@@ -261,52 +208,14 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 reason = "other_block"
             out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
     flagged = {i.figure for i in out.issues}
-    for old, new, detail in _arrows_reversed(text, all_figs, cited_facts):
+    for old, new, detail in rv.arrows_reversed(text, all_figs, cited_facts):
         if new.text not in flagged:
             out.issues.append(FigureIssue(new.text, "", list(cites), [], "year", detail))
-    for low, high in _bounds_reversed(text, all_figs):
+    for low, high in rv.bounds_reversed(text, all_figs):
         if low.text not in flagged:
             out.issues.append(FigureIssue(low.text, "", list(cites), [], "row",
                                           f"„mindestens {low.text}“ über „höchstens {high.text}“"))
     return out
-
-
-_AT_LEAST = re.compile(r"\b(?:mindestens|wenigstens|zumindest)\s*$", re.I)
-_AT_MOST = re.compile(r"\b(?:höchstens|maximal|max\.)\s*$", re.I)
-
-
-def _bounds_reversed(text: str, figs: list[nb.Figure]):
-    """"eine Reduktion um mindestens 75 % und höchstens 25 %": a lower bound above the upper
-    bound of the same quantity is two figures swapped, whatever the block says."""
-    values = [f for f in figs if f.kind not in ("year", "date")]
-    for a, b in zip(values, values[1:]):
-        if nb._same_class(a, b) and _AT_LEAST.search(text[max(0, a.start - 14):a.start]) \
-                and _AT_MOST.search(text[max(a.end, b.start - 10):b.start]) \
-                and not re.search(r"[.;:]", text[a.end:b.start]) and a.value > b.value:
-            yield a, b
-
-
-_ARROW = re.compile(r"\s*(?:→|->|⇒)\s*")
-
-
-def _arrows_reversed(text: str, figs: list[nb.Figure], cited_facts: FactIndex):
-    """"Verkehrsabsetzbetrag: 487 € → 496 €" reads old → new: where both values stand in one
-    row of a cited table under two years, the earlier year's value must be on the left. Yields
-    (left, right, detail) for each arrow that has them the other way round."""
-    values = [f for f in figs if f.kind not in ("year", "date", "number")]
-    for a, b in zip(values, values[1:]):
-        if not nb._same_class(a, b) or not _ARROW.fullmatch(text[a.end:b.start]):
-            continue
-        pairs = [(fa, fb) for fa in cited_facts.candidates(a) for fb in cited_facts.candidates(b)
-                 if fa.entry_id == fb.entry_id and fa.where == fb.where == "table"
-                 and nb.matches(a, fa.figure) and nb.matches(b, fb.figure) and fa.role.years and fb.role.years
-                 and any(nb.same_value(fb.figure, m) for m in fa.row_mates)]
-        if not pairs or any(max(fa.role.years) < min(fb.role.years) for fa, fb in pairs):
-            continue
-        fa, fb = pairs[0]
-        if max(fb.role.years) < min(fa.role.years):
-            yield a, b, (f"[{fa.entry_id}] nennt {fb.figure.text} für {min(fb.role.years)} und "
-                         f"{fa.figure.text} für {min(fa.role.years)} – der Pfeil steht verkehrt")
 
 
 def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True
@@ -324,7 +233,7 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
     in_text = any(f.where != "title" and nb.same_value(fig, f.figure) for f in cited_facts.candidates(fig))
     candidates = [_as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
                   and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
-                  and not fc.mismatch(role, f.role) and not _compound(f.figure)
+                  and not rl.mismatch(role, f.role) and not _compound(f.figure)
                   and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))]
     verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
     if verdict.backed:
@@ -410,7 +319,7 @@ def table_cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def _paired_elsewhere(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> bool:
+def _paired_elsewhere(fig: nb.Figure, role: rl.Role, cited_facts: FactIndex) -> bool:
     """The other direction of a row: the answer pairs ``fig`` with a companion (620 € with 6 %),
     and every row of the cited blocks holding that companion pairs it with a different figure
     of ``fig``'s class (620 € with 0 %)."""
@@ -427,27 +336,7 @@ def _paired_elsewhere(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> 
     return False
 
 
-# The answer says outright that a source's figure is outdated or wrong ("eine überholte Quelle
-# nannte 10 Überstunden"): where the cited blocks name which figures of that kind are outdated, it
-# must be one of them.
-_CALLED_OUTDATED = re.compile(fc._REFUTED.pattern + r"|\bnannten?\b", re.I)
-
-
-def _not_the_outdated_one(fig: nb.Figure, cited_facts: FactIndex) -> tuple[str, str] | None:
-    # only where a table sets the sides apart ("| 2026 (Novelle) | 2026 laut … (überholt) |"): a
-    # sentence of prose calls a figure outdated in words the marks do not always catch
-    if not any(nb.same_value(fig, f.figure) and f.where == "table" and not f.role.refuted
-               for f in cited_facts.candidates(fig)):
-        return None
-    outdated = [f for f in cited_facts.facts if f.role.refuted and nb._same_class(f.figure, fig)
-                and f.figure.kind not in ("year", "date")]
-    if not outdated or any(nb.same_value(fig, f.figure) for f in outdated):
-        return None
-    named = ", ".join(dict.fromkeys(f.figure.text for f in outdated[:4]))
-    return "refuted", f"[{outdated[0].entry_id}] nennt als überholt {named}, nicht {fig.text}"
-
-
-def _support(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> str:
+def _support(fig: nb.Figure, role: rl.Role, cited_facts: FactIndex) -> str:
     """"" when a fact of the cited blocks backs ``fig`` in ``role``, else the reason why not."""
     if fig.kind == "year":  # a year is backed by any fact about that year in a cited block
         return "" if fig.value in cited_facts.years else "not_in_block"
@@ -461,7 +350,7 @@ def _support(fig: nb.Figure, role: fc.Role, cited_facts: FactIndex) -> str:
                 reasons.append("year")
                 continue
             return ""
-        why = fc.mismatch(role, fact.role)
+        why = rl.mismatch(role, fact.role)
         if not why:
             return ""
         reasons.append(why)

@@ -23,7 +23,8 @@ import re
 from ..context import Context
 from . import alignment as al
 from ... import figures as nb
-from .backing import REASONS, BlockFacts, FigureIssue, Surroundings, check_unit, table_cells
+from .backing import REASONS, FigureIssue, Surroundings, check_unit, table_cells
+from .fact_index import BlockFacts
 from .claims import _GAP, GAP_WIDE, ClaimCheck, Similarity, _claim_support, _is_claim
 from .conflicts import ConflictGroup, _check_conflict_sides, find_conflicts
 from .given import _question_figures
