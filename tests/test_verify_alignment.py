@@ -277,3 +277,90 @@ def test_the_block_title_backs_a_figure_only_it_holds():
     assert "1.1.2026" not in context.blocks[0].text
     assert verify("Die Teilpension gibt es ab 1.1.2026 [pv-neu-01].", context).ok
     assert not verify("Die Teilpension gibt es ab 1.1.2025 [pv-neu-01].", context).ok
+
+
+def test_a_cell_another_figure_of_the_sentence_names_clearly_is_taken():
+    """"420 € Prämie → 300 € frei, 120 € lohnsteuerpflichtig": the example's 120-€ cell belongs to
+    120 €, whose words name it clearly – 300 € is read among the other cells (the context ``ask``
+    sent for report4's q-c-036, a false alarm before)."""
+    import json
+    from pathlib import Path
+    from mutation_cases import context_of
+
+    record = json.loads((Path(__file__).parent / "data" / "realistic_drafts" / "report4" / "q-c-036.json")
+                        .read_text(encoding="utf-8"))
+    context = context_of(record["context"])
+    right = ("Wird mehr gezahlt, bleiben die ersten 300 € (Stand 2014-12) frei und nur der übersteigende Teil ist "
+             "Arbeitslohn mit Lohnsteuerabzug und DB-pflichtig; Beispiel: 420 € (Stand 2014-12) Prämie im Jahr → "
+             "300 € frei, 120 € lohnsteuerpflichtig [pv-zs-03].")
+    assert right in record["draft"]
+    assert verify(right, context).ok, verify(right, context).unsupported_figures
+    assert not verify(right.replace("→ 300 € frei", "→ 330 € frei"), context).ok
+
+
+# Found on the tuning splits in the fifth round (report3/report4 and older, read).
+ROUND5_RULES = [
+    # "| 2 % | bis 2.630 € |" then "| 2,95 % | darüber |": above the one row's upper limit is the next row
+    (("pv-sv-14",), "Ab wann voller AV-Beitrag 2026?", "Den vollen AV-Beitrag von 2,95 % zahlt ein Dienstnehmer "
+     "2026 erst über 2.630 € monatlicher Beitragsgrundlage (Stand 2026-01) [pv-sv-14].", True, None),
+    (("pv-sv-14",), "Ab wann voller AV-Beitrag 2026?", "Den AV-Beitrag von 2 % zahlt ein Dienstnehmer 2026 über "
+     "2.630 € monatlicher Beitragsgrundlage (Stand 2026-01) [pv-sv-14].", False, "row"),
+    (("pv-sv-14",), "Ab wann voller AV-Beitrag 2026?", "Den vollen AV-Beitrag von 2,95 % zahlt ein Dienstnehmer "
+     "2026 bis 2.630 € monatlicher Beitragsgrundlage (Stand 2026-01) [pv-sv-14].", False, None),
+    (("pv-sv-14",), "AV-Beitrag 2026 bei 2.500 €?", "Den AV-Beitrag von 2 % zahlt ein Dienstnehmer 2026 bis "
+     "2.630 € monatlicher Beitragsgrundlage (Stand 2026-01) [pv-sv-14].", True, None),
+    # "A statt B": the limit beside A is A's row, not B's
+    (("pv-sv-15",), "AV Lehrling 2026?", "Über 2.427 € gelten für Lehrlinge 2026 nur 1,15 % statt 2,95 % "
+     "(Stand 2026-01) [pv-sv-15].", True, None),
+    (("pv-sv-15",), "AV Lehrling 2026?", "Über 2.427 € gelten für Lehrlinge 2026 nur 1,15 % statt 2,59 % "
+     "(Stand 2026-01) [pv-sv-15].", False, None),
+]
+
+
+@pytest.mark.parametrize("blocks,question,draft,passes,reason", ROUND5_RULES)
+def test_round5_rule(blocks, question, draft, passes, reason):
+    result = verify(draft, kb_context(*blocks), question=question)
+    assert result.ok is passes, result.unsupported_figures
+    if reason:
+        assert result.unsupported_figures[0].reason == reason
+
+
+CONFLICT_ROUND5 = [
+    # a value the other side never names, stated by an entry outside the dispute too, is no side
+    ("Die 48-%-Stufe reicht 2025 bis 103.072 € (Stand 2025-01) [pv-lst-01]; auch [pv-lst-03] nennt für 2025 "
+     "den Wert 103.072 € (Stand 2026-01).", False),
+    # … what the sides dispute is one
+    ("Die 55-%-Stufe gilt auch 2026 weiter (Stand 2026-01) [pv-lst-03].", True),
+    # related topics after the refusal, or under "Verwandte Themen:", name no side
+    ("Dazu enthält die Wissensbasis keine Aussage.\n\nVerwandte Themen:\n- Der Spitzensteuersatz für "
+     "Einkommensmillionäre [pv-lst-03].\n- Der Lohnsteuertarif [pv-lst-01].", False),
+    ("Die Blöcke behandeln das nicht. Verwandte Themen:\n\n- Der Spitzensteuersatz für Einkommensmillionäre "
+     "[pv-lst-03].", False),
+    ("Der Spitzensteuersatz für Einkommensmillionäre bleibt [pv-lst-03].", True),
+]
+
+
+@pytest.mark.parametrize("draft,one_sided", CONFLICT_ROUND5)
+def test_conflict_sides_round5(draft, one_sided):
+    result = verify(draft, kb_context("pv-lst-01", "pv-lst-03", "pv-lst-04"))
+    assert [g.failing for g in result.conflicts] == [one_sided], result.conflicts
+
+
+def test_the_part_above_a_limit_is_no_opposite():
+    """"steuerfrei min(Wert, 8 €), Rest als Sachbezug" and "der übersteigende Wert ist ein
+    steuerpflichtiger Sachbezug" say the same (the context ``ask`` sent for report's q-c-017); "ist
+    steuerpflichtig" alone says the opposite."""
+    import json
+    from pathlib import Path
+    from mutation_cases import context_of
+
+    record = json.loads((Path(__file__).parent / "data" / "realistic_drafts" / "report" / "q-c-017.json")
+                        .read_text(encoding="utf-8"))
+    context = context_of(record["context"])
+    right = ("Der übersteigende Wert ist ein steuerpflichtiger Sachbezug [pv-ess-01]; es zählen nur Arbeitstage, "
+             "nicht Urlaub oder Krankenstand [pv-ess-01].")
+    assert right in record["draft"]
+    assert [c.state for c in verify(right, context).claims] == ["paraphrase"]
+    assert verify(record["draft"], context, question=record["question"]).ok
+    wrong = verify("Gutscheine je Arbeitstag sind steuerpflichtig, es zählen nur Arbeitstage [pv-ess-01].", context)
+    assert any(c.state == "contradicted" for c in wrong.claims), wrong.claims

@@ -77,6 +77,7 @@ class Reading:
     years: frozenset = frozenset()  # the years its own sentence names
     context_years: frozenset = frozenset()  # else: the years named above it or in the question
     companions: tuple = ()  # the other figures of its clause
+    over: tuple = ()  # those written as a lower limit ("über 2.630 €")
     sentence_companions: tuple = ()  # the other figures of its sentence
     listing: bool = False  # the clause lists several figures of its class ("0 %, 6 %, 27 %")
 
@@ -87,6 +88,7 @@ class Alignment:
 
     backed: bool
     ambiguous: bool = False
+    clear: bool = False  # backed, and the sentence names the value's cell clearly above every other
     about: Fact | None = None  # the best fact with another value (when not backed)
     quoted: Fact | None = None  # the best fact with the figure's value
 
@@ -182,7 +184,7 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
         return Alignment(False, about=about, quoted=quoted)
     if max(near) <= 0 and max(far) <= 0 and not reading.listing:
         return Alignment(False, ambiguous=True, about=about, quoted=quoted)
-    return Alignment(True, quoted=quoted)
+    return Alignment(True, clear=near[best_value] >= near[best_other] + CELL_MARGIN, quoted=quoted)
 
 
 def _scores(fig, pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[float], list[float]]:
@@ -215,13 +217,16 @@ def _scores(fig, pool: list[Fact], reading: Reading, titles, aliases) -> tuple[l
         elif f.role.years and max(f.role.years) == latest:
             s_far += LATEST_YEAR_WEIGHT  # "beträgt", no year named: the current value
         beside = f.role.companions + f.mates
+        # "2,95 % über 2.630 €": the row after "| 2 % | bis 2.630 € |" holds it, not that row
+        floored = [c for c in reading.over if any(same_value(c, g) for o in pool for g in o.role.floors)]
         # a value the sentence writes elsewhere is more likely that other figure's cell than this
         # one's – unless the block too writes the value twice side by side ("AV | 2,95 % | 2,95 %"
         # for "AV: DN 2,95 %, DG 2,95 %")
         if any(same_value(c, f.figure) for c in elsewhere) and not (
                 same_value(fig, f.figure) and any(same_value(fig, o) for o in beside + f.row_mates)):
             s_near -= ELSEWHERE_PENALTY
-        s_near += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(same_value(c, o) for o in beside))
+        s_near += COMPANION_WEIGHT * sum(1 for c in reading.companions if any(
+            same_value(c, o) for o in (f.role.floors if c in floored else beside)))
         # figures elsewhere in the sentence: weak evidence, one at most (a sentence restating a
         # block sentence with many figures elsewhere is no evidence for each of them); the row of
         # a cell with the figure's value counts here ("1,5 %, höchstens 720 €" for "| CO₂ ≤

@@ -102,6 +102,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
         for r, (o, c, _) in zip(refuted_clauses, pieces))
     label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
+    backed, pending = [], []  # figures backed in their cell; figures read in another cell, to look at again
     for n_piece, (offset, clause, labels) in enumerate(pieces):
         clause_refuted = bool(refuted_clauses[n_piece]) if refuted else False
         if kind == "row":
@@ -140,7 +141,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             role = rl.role_of(fig, clause, value_figs if fig in value_figs else clause_figs, context=labels,
                               context_figs=label_figs, fallback_years=years_before)
             role = rl.Role(
-                companions=role.companions, years=role.years,
+                companions=role.companions, over=role.over, lower=role.lower, years=role.years,
                 period=role.period or scope_period,
                 share=role.share or scope_share,
                 side=role.side,  # named in its own clause (or its row and column): no further
@@ -155,6 +156,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 sentence=sentence_words, around=around.around, question=around.question, years=role.years,
                 context_years=around.years,
                 companions=tuple(f for f in value_figs if f is not fig and f.kind not in ("year", "date")),
+                over=role.over,
                 sentence_companions=tuple(f for f in all_figs if f.kind not in ("year", "date")
                                           and not _counted_name(f) and not nb.in_clause(f, offset, clause)),
                 # "0 %, 6 %, 27 % und 35,75 %": a sentence with several figures of one class
@@ -196,17 +198,33 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                     if not example and not possessed(clause, fig) \
                     and not echoes_question(clause, fig, clause_figs, question_figures) else None
             else:
-                issue = _backing(fig, role, reading, answer_facts if anywhere else cited_facts, facts,
-                                 align=not (example or instead))
+                index = answer_facts if anywhere else cited_facts
+                if instead:  # "über 2.427 € 1,15 % statt 2,95 %": the limit beside it is the other one's
+                    role = dataclasses.replace(role, over=(), companions=tuple(
+                        c for c in role.companions if nb._same_class(c, fig)))
+                clear = []
+                issue = _backing(fig, role, reading, index, facts, align=not (example or instead), clear=clear)
                 if issue is None and role.refuted and not anywhere and rv.CALLED_OUTDATED.search(text):
                     issue = rv.not_the_outdated_one(fig, cited_facts)
-            if issue is None:
-                continue
-            reason, detail = issue
-            found = [i for i, fs in facts.all() if any(nb.matches(fig, f.figure) for f in fs)]
-            if reason == "not_in_block" and any(i not in cites for i in found):
-                reason = "other_block"
-            out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
+                if issue is None and clear:
+                    backed.append(fig)
+                elif issue and issue[0] == "cell":
+                    pending.append((fig, role, reading, index, issue))
+                    continue
+            if issue is not None:
+                _report(out, fig, issue, cites, facts)
+    # "14,12 % für KV und PV plus 0,5 % AK": a cell whose value the sentence gives to another of
+    # its figures, whose words name that cell clearly, is that figure's cell – the figure is read
+    # among the other cells and backed when its words name its own cell clearly (two figures
+    # swapped name neither cell clearly)
+    for fig, role, reading, index, issue in pending:
+        taken = [b for b in backed if nb._same_class(b, fig) and not nb.same_value(b, fig)]
+        if taken and any(nb.same_value(issue[2].figure, b) for b in taken):
+            clear = []
+            if _backing(fig, role, reading, index, facts, taken=taken, clear=clear) is None and clear:
+                issue = None
+        if issue is not None:
+            _report(out, fig, issue, cites, facts)
     flagged = {i.figure for i in out.issues}
     for old, new, detail in rv.arrows_reversed(text, all_figs, cited_facts):
         if new.text not in flagged:
@@ -218,10 +236,20 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     return out
 
 
-def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True
-             ) -> tuple[str, str] | None:
-    """None when ``fig`` is backed, else (reason, detail). An example ("z. B. 38,5 h") is no cell
-    of its own: its value in the cited entry is enough."""
+def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFacts) -> None:
+    reason, detail = issue[0], issue[1]
+    found = [i for i, fs in facts.all() if any(nb.matches(fig, f.figure) for f in fs)]
+    if reason == "not_in_block" and any(i not in cites for i in found):
+        reason = "other_block"
+    out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
+
+
+def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True,
+             taken: list | None = None, clear: list | None = None) -> tuple | None:
+    """None when ``fig`` is backed, else (reason, detail[, the fact it is about]). An example
+    ("z. B. 38,5 h") is no cell of its own: its value in the cited entry is enough. The cells of
+    ``taken`` values belong to other figures of the sentence and compete no more; ``clear``
+    gets the verdict when the sentence names the figure's cell above every other."""
     reason = _support(fig, role, cited_facts)
     if not reason and _paired_elsewhere(fig, role, cited_facts):
         reason = "row"
@@ -234,16 +262,19 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
     candidates = [_as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
                   and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
                   and not rl.mismatch(role, f.role) and not _compound(f.figure)
-                  and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))]
+                  and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))
+                  and not (taken and any(nb.same_value(f.figure, t) for t in taken))]
     verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
     if verdict.backed:
+        if verdict.clear and clear is not None:
+            clear.append(verdict)
         return None
     about, quoted = verdict.about, verdict.quoted
     if verdict.ambiguous:
         return "ambiguous", (f"[{quoted.entry_id}] nennt {quoted.figure.text} für „{al.describe(quoted)}“, "
                              f"aber auch {about.figure.text} für „{al.describe(about)}“")
     return "cell", (f"[{about.entry_id}] nennt für „{al.describe(about)}“ {about.figure.text}; "
-                    f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“")
+                    f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“"), about
 
 
 def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:

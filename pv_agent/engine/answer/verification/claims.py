@@ -159,10 +159,18 @@ def _senses(text: str) -> dict[str, bool]:
     return out
 
 
+# "Der übersteigende Wert ist steuerpflichtig" beside "bis 8 € steuerfrei": the part above a limit
+# is the other side of that limit, not its opposite
+_EXCESS = re.compile(r"\bübersteig\w*|\bdarüber\b|\bRest\b|\bMehrbetrag\w*|\bDifferenz\w*|\bÜberhang\w*", re.I)
+_LIMIT = re.compile(r"\bbis\b|\bhöchstens\b|\bmaximal\b|\bmax\.|\bFrei(?:betrag|grenze)\w*|\d\s?(?:€|EUR|Euro)", re.I)
+
+
 def contradicts_block(claim: str, sentence: str) -> bool:
     """The claim says the opposite of the block sentence it is closest to."""
     mine, theirs = _senses(claim), _senses(sentence)
-    return any(base in theirs and theirs[base] != sense for base, sense in mine.items())
+    excess = bool(_EXCESS.search(claim)) and bool(_LIMIT.search(sentence))
+    return any(base in theirs and theirs[base] != sense and not (excess and theirs[base] and not sense)
+               for base, sense in mine.items())
 
 
 def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck:

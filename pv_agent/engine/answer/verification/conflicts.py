@@ -15,6 +15,7 @@ from .units import _CITATION, _LIST_ITEM, Unit
 
 # "Siehe auch [id]" names an entry without stating what it says.
 _SEE_ALSO = re.compile(r"\b(?:siehe(?: auch)?|vgl\.?|s\. auch|weiterführend)\b", re.IGNORECASE)
+_RELATED = re.compile(r"\bverwandt\w*|\bweiterführend\w*|\bähnlich\w* Themen", re.IGNORECASE)
 _STATUS_WORDS = re.compile(r"maßgeblich|überholt|veraltet|nicht mehr (?:gültig|aktuell)|gilt nicht mehr", re.IGNORECASE)
 
 
@@ -170,17 +171,25 @@ def _iter_quantities(text: str, topic: str, stand: str):
 
 
 
-def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blocks) -> None:
+def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blocks, refused: bool = False) -> None:
+    """``refused``: the answer opens with the refusal sentence – what it names after it without a
+    value is a related topic, no side."""
     statements = []  # (unit, its value figures) of the units that can state a side
+    pointing = False  # under "Verwandte Themen:": the items name topics
     for u in units:
+        if u.kind == "prose":
+            pointing = bool(_RELATED.search(u.text)) and u.text.rstrip().endswith(":")
         # a heading, a "siehe auch" and a sentence saying what the blocks leave open state no side
         if u.kind == "heading" or _SEE_ALSO.search(u.text) or _GAP.search(u.text):
             continue
         text = _CITATION.sub(" ", u.text)
         values = {_value_key(f) for f in nb.extract(text) if _is_value(f)}
+        if not values and (refused or pointing and u.kind == "item"):
+            continue
         statements.append((u, values))
     for g in conflicts:
         facts = {i: _value_facts(blocks[i]) for i in g.ids if i in blocks}
+        outside = set().union(*(_value_facts(b)[0] for i, b in blocks.items() if i not in g.ids))
         stated: list[str] = []
         marked: set[str] = set()
         status_named: set[str] = set()
@@ -188,6 +197,12 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
             cites = [c for c in u.citations if c in g.ids]
             # by design, a sentence citing a side states it, whatever its figures are about
             if not cites:
+                continue
+            if g.reason == "marked" and values and all(
+                    v in outside and not any(v in facts[o][0] | facts[o][1] for o in facts if o not in cites)
+                    for v in values):
+                # "auch [pv-lst-03] nennt für 2025 103.072 €": a value the other side never names and
+                # an entry outside the dispute states too is not what the sides dispute
                 continue
             shown = list(cites)
             if "⚠" in u.text and _STATUS_WORDS.search(u.text):

@@ -41,8 +41,10 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
         if node.kind == "table":
             header = tuple(node.header)
             facts += _table_header_facts(entry_id, title, header)
-            for row in node.rows:
-                facts += _table_row_facts(entry_id, title, header, tuple(row))
+            rows = [(tuple(r), list(_table_row_facts(entry_id, title, header, tuple(r)))) for r in node.rows]
+            for i in range(1, len(rows)):
+                _above(rows[i - 1], rows[i])
+            facts += [f for _, row_facts in rows for f in row_facts]
         elif node.kind in ("item", "paragraph", "heading"):
             facts += _text_facts(entry_id, title, node.kind, node.text)
     if title and _DIGIT_IN.search(title):
@@ -53,6 +55,32 @@ def block_facts(entry_id: str, text: str, *, title: str = "", stand: str = "") -
 
 
 _DIGIT_IN = re.compile(r"\d")
+_UP_TO = re.compile(r"^\s*bis\b", re.I)
+_ABOVE = re.compile(r"^\s*(?:darüber|über\b|mehr als\b)", re.I)
+
+
+def _above(previous: tuple, current: tuple) -> None:
+    """"| 2 % | bis 2.630 € |" then "| 2,95 % | darüber |": the second row holds what lies above
+    2.630 €. Its facts get that upper limit as a lower one (``floors``; the first row's facts keep
+    it as their ``caps``), and the limit stands in the second row as a fact of its own, a lower
+    limit (``floor``): "2,95 % über 2.630 €" is that row, "2 % über 2.630 €" none."""
+    (prev_row, prev_facts), (row, row_facts) = previous, current
+    limits = []
+    for ci in range(min(len(prev_row), len(row))):
+        before, here = md.plain(prev_row[ci]), md.plain(row[ci])
+        if _UP_TO.match(before) and (_ABOVE.match(here) or _UP_TO.match(here)):
+            figs = [f for f in extract(before) if f.kind not in ("year", "date", "number")]
+            if len(figs) == 1:
+                limits += [f for f in prev_facts if f.figure.text == figs[0].text][:1]
+    if not limits:
+        return
+    bounds = tuple(f.figure for f in limits)
+    prev_facts[:] = [replace(f, role=replace(f.role, caps=bounds)) for f in prev_facts]
+    values = tuple(f.figure for f in row_facts if f.figure.kind not in ("year", "date", "number"))
+    label = row_facts[0].label if row_facts else ""
+    row_facts[:] = [replace(f, role=replace(f.role, floors=bounds)) for f in row_facts] + [
+        Fact(entry_id=lim.entry_id, figure=lim.figure, where="table", label=label, about=f"{label} über",
+             role=replace(lim.role, companions=values, floor=True, bound=True, caps=())) for lim in limits]
 
 
 # Facts per table row and per paragraph/list item, cached by their content (bounded, per

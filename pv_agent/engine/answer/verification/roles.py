@@ -68,9 +68,17 @@ class Role:
     side: str | None = None  # employee | employer | total (DN / DG / gesamt)
     surcharge: bool | None = None  # "Zuschlag" in the label (None: only the entry title says so)
     bound: bool = False  # written as a limit (höchstens, bis, über, Grenze …)
+    lower: bool = False  # … a lower one ("über 2.630 €", "ab 1.095 €")
     refuted: bool = False  # the block calls the figure wrong or outdated
     # a figure without a period of its own: the periods its value has elsewhere in the entry
     periods_elsewhere: frozenset = frozenset()
+    # a table row after "| 2 % | bis 2.630 € |": it holds what lies above the row before it ("| 2,95 % |
+    # darüber |") – those upper limits are its lower ones, a companion only where the answer writes
+    # "über 2.630 €" (``over``: the companions the answer writes that way)
+    floors: tuple = ()
+    caps: tuple = ()  # … and in the row before, the upper limits the next row starts from
+    over: tuple = ()
+    floor: bool = False  # the fact is such a lower limit itself (2.630 € in the 2,95-% row)
 
 
 def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str = "", context_figs=(),
@@ -91,14 +99,18 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
     else:
         bound = governs_bound(before)
         surcharge = named_surcharge
+    lower = lower_bound(clause[:fig.start])
+    companions = tuple(f for f in others if f.kind not in ("year",))
     return Role(
-        companions=tuple(f for f in others if f.kind not in ("year",)),
+        companions=companions,
+        over=() if block else tuple(f for f in companions if f in clause_figs and lower_bound(clause[:f.start])),
         years=years,
         period=only_one(local.periods | around.periods),
         share=only_one(local.shares | around.shares),
         side=only_one(local.sides | around.sides),
         surcharge=surcharge,
         bound=bound,
+        lower=bound and lower,
         refuted=local.refuted or around.refuted,
     )
 
@@ -122,6 +134,14 @@ def governs_bound(before: str) -> bool:
     between = tail[last.end():].split()
     return (len(between) <= 3 and not any(w.lower() in _VERBS for w in between)
             and sum(1 for w in between if w[:1].isupper()) <= 1)
+
+
+_LOWER = re.compile(r"\b(?:über|oberhalb|mehr als|ab)\s+(?:(?:den|dem|der|die|einer|einem|ersten)\s+){0,2}$", re.I)
+
+
+def lower_bound(before: str) -> bool:
+    """"über 2.630 €", "Teil über den ersten 620 €": the figure after it is a lower limit."""
+    return bool(_LOWER.search(before[-40:]))
 
 
 @dataclass(frozen=True)
@@ -173,20 +193,33 @@ def mismatch(answer: Role, fact: Role) -> str:
         return "row"
     if answer.bound and not fact.bound:
         return "bound"
-    if contradicts(answer.companions, fact.companions):
+    if fact.floor and not lower_bound_role(answer):
+        return "row"  # the upper limit of the row before, as a lower one: only after "über"
+    if contradicts(answer.companions, fact.companions, answer.over, fact.floors, fact.caps):
         return "row"
     return ""
 
 
+def lower_bound_role(role: Role) -> bool:
+    return role.bound and role.lower
 
-def contradicts(said_with: tuple, fact_with: tuple) -> bool:
+
+
+def contradicts(said_with: tuple, fact_with: tuple, said_over: tuple = (), fact_floors: tuple = (),
+                fact_caps: tuple = ()) -> bool:
     """The answer writes a figure next to others (its clause); the fact's row pairs it with others.
     They contradict when, for some class (amounts, percentages, counts of one unit), the row has
-    figures of that class and none of them is one the answer wrote next to it."""
+    figures of that class and none of them is one the answer wrote next to it. The row's lower
+    limits (``fact_floors``) pair only with a companion written as one ("über 2.630 €"), its upper
+    limits the next row starts from (``fact_caps``) never with one."""
     said = [f for f in said_with if f.kind not in ("date", "number", "year")]
     row = [f for f in fact_with if f.kind not in ("date", "number", "year")]
+    floors = [f for f in fact_floors if f.kind not in ("date", "number", "year")]
     for comp in said:
         same = [f for f in row if _same_class(f, comp)]
-        if same and not any(same_value(c, f) for c in said if _same_class(c, comp) for f in same):
+        low = [f for f in floors if _same_class(f, comp)] if comp in said_over else []
+        if (same or low) and not any(same_value(c, f) for c in said if _same_class(c, comp)
+                                     for f in (low + [g for g in same if g not in fact_caps]
+                                               if c in said_over else same)):
             return True
     return False

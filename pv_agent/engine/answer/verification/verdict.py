@@ -191,7 +191,8 @@ def verify(
         checks.append(CitationCheck(c, retrieved, known, retrieved and known and c not in failing_ids))
 
     conflicts = find_conflicts(context.blocks)
-    _check_conflict_sides(conflicts, units, blocks)
+    refused = bool(units) and " ".join(_CITATION.sub(" ", units[0].text).split()).strip(" .") == refusal_key
+    _check_conflict_sides(conflicts, units, blocks, refused=refused)
 
     claims = [_claim_support(u, blocks, similarity) for u in claim_units]
     for u, claim in zip(claim_units, claims):
