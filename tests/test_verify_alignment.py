@@ -364,3 +364,19 @@ def test_the_part_above_a_limit_is_no_opposite():
     assert verify(record["draft"], context, question=record["question"]).ok
     wrong = verify("Gutscheine je Arbeitstag sind steuerpflichtig, es zählen nur Arbeitstage [pv-ess-01].", context)
     assert any(c.state == "contradicted" for c in wrong.claims), wrong.claims
+
+
+def test_the_end_of_a_range_is_no_limit():
+    """"von 2 bis 12 Monatsentgelten" (the context ``ask`` sent for report4's q-b-030): 12 is the
+    range's end, not a limit the block would have to call one."""
+    import json
+    from pathlib import Path
+    from mutation_cases import context_of
+
+    record = json.loads((Path(__file__).parent / "data" / "realistic_drafts" / "report4" / "q-b-030.json")
+                        .read_text(encoding="utf-8"))
+    context = context_of(record["context"])
+    right = "- Die Staffel von 2 bis 12 Monatsentgelten (Stand 2025-01) gilt nur für die Abfertigung alt [pv-abf-01]."
+    assert right in record["draft"]
+    assert verify(right, context).ok, verify(right, context).unsupported_figures
+    assert not verify(right.replace("bis 12", "bis 14"), context).ok

@@ -23,7 +23,7 @@ ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, 
 # step, so that a change making the verifier worse fails. Tighten them as it improves.
 RIGHT_OK_MIN = 0.58  # report4 alone: measured 30/51 = 58.8 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.09,  # 6/82 = 7.3 %; 8/95 = 8.4 % once five more report4 drafts passed (their mutations count)
+    "other_row": 0.09,  # 6/82 = 7.3 %; 8/95 = 8.4 % once three more report4 drafts passed (their mutations count)
     "other_year": 0.01,  # 0/48
     "period": 0.07,  # 2/32 = 6.2 %
     "digits": 0.01,  # 1/326 = 0.3 %

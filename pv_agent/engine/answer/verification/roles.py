@@ -97,7 +97,9 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
         bound = bool(_BOUND_IN_BLOCK.search(before)) or around.bound or row_marks(title).bound
         surcharge = True if named_surcharge else (None if row_marks(title).surcharge else False)
     else:
-        bound = governs_bound(before)
+        # "von 2 bis 12 Monatsentgelten": the end of a range after its start is no limit
+        start = [f for f in clause_figs if f.end == previous_end and f.kind not in ("year", "date")]
+        bound = governs_bound(before) and not (start and _RANGE_END.fullmatch(before))
         surcharge = named_surcharge
     lower = lower_bound(clause[:fig.start])
     companions = tuple(f for f in others if f.kind not in ("year",))
@@ -115,6 +117,7 @@ def role_of(fig: Figure, clause: str, clause_figs: list[Figure], *, context: str
     )
 
 
+_RANGE_END = re.compile(r"\s*(?:bis|–|-)\s*", re.I)
 _VERBS = frozenset("beträgt betragen ist sind war waren liegt liegen gilt gelten gibt fällt fallen steht stehen "
                    "bleibt wird werden zahlt zahlen".split())
 
