@@ -380,3 +380,13 @@ def test_the_end_of_a_range_is_no_limit():
     assert right in record["draft"]
     assert verify(right, context).ok, verify(right, context).unsupported_figures
     assert not verify(right.replace("bis 12", "bis 14"), context).ok
+
+
+def test_two_years_joined_by_und_are_one_clause():
+    """"der Satz beträgt 2025 und 2026 1,53 %" against "Satz: 1,53 % (2025 und 2026)": both years
+    belong to the figure."""
+    assert [c for _, c in nb.segments("der Satz beträgt 2025 und 2026 1,53 %")] == ["der Satz beträgt 2025 und 2026 1,53 %"]
+    assert [c for _, c in nb.segments("bis 2025 und 500 € ab 2026")] == ["bis 2025", "500 € ab 2026"]
+    context = kb_context("pv-bv-03")
+    assert verify("Der Satz beträgt 2025 und 2026 1,53 % (Stand 2026-01) [pv-bv-03].", context).ok
+    assert not verify("Der Satz beträgt 2025 und 2026 1,35 % (Stand 2026-01) [pv-bv-03].", context).ok

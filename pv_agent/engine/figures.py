@@ -261,11 +261,17 @@ _SEGMENT_SPLIT = re.compile(r",\s+|;\s*|\s+bzw\.\s+|\s+und\s+|\s+sowie\s+|\s+ode
 _STAND = re.compile(r"Stand:?\s+\d{4}-\d{2}|[“\"]\s*,?\s*\d{1,2}\.\s?\d{1,2}\.\s?\d{4}", re.I)
 
 
+_YEAR_END = re.compile(r"(?<![\d.,])(?:19|20)\d\d$")
+_YEAR_START = re.compile(r"(?:19|20)\d\d(?![\d.,]\d)")
+
+
 def segments(text: str, *, asides: bool = False) -> list[tuple[int, str]]:
     """Clauses of one sentence, cell or list item (with their offsets): where two figures are
     written side by side ("790 € (2025), 804 € (2026)", "6.930 € bzw. 231 €")."""
     out, pos = [], 0
     for m in _SEGMENT_SPLIT.finditer(text):
+        if _YEAR_END.search(text, 0, m.start()) and _YEAR_START.match(text, m.end()):
+            continue  # "2025 und 2026 1,53 %", "(2025 und 2026)": two years of one figure
         out.append((pos, text[pos : m.start()]))
         pos = m.end()
     out.append((pos, text[pos:]))
