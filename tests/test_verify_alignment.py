@@ -390,3 +390,22 @@ def test_two_years_joined_by_und_are_one_clause():
     context = kb_context("pv-bv-03")
     assert verify("Der Satz beträgt 2025 und 2026 1,53 % (Stand 2026-01) [pv-bv-03].", context).ok
     assert not verify("Der Satz beträgt 2025 und 2026 1,35 % (Stand 2026-01) [pv-bv-03].", context).ok
+
+
+def test_gap_sentences_and_the_head_line_are_no_unsupported_claims():
+    """What the blocks leave open ("Die Blöcke regeln Hochzeit und Umzug nicht …") is no claim to find
+    in a block; "Der Eintrag ist als nicht amtlich gekennzeichnet" is said of the block's head line."""
+    import json
+    from pathlib import Path
+    from mutation_cases import context_of
+
+    record = json.loads((Path(__file__).parent / "data" / "realistic_drafts" / "report4" / "q-r-048.json")
+                        .read_text(encoding="utf-8"))
+    context = context_of(record["context"])
+    result = verify(record["draft"], context, question=record["question"])
+    assert result.ok, [c for c in result.claims if c.state != "quote"]
+    assert not any("regeln Hochzeit" in c.sentence for c in result.claims)
+    header = [c for c in result.claims if "nicht amtlich gekennzeichnet" in c.sentence]
+    assert header and header[0].measure == "header"
+    official = verify("Der Eintrag ist als amtlich gekennzeichnet [pv-efz-11].", context)
+    assert [c.state for c in official.claims] == ["unsupported"]

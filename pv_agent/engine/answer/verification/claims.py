@@ -22,8 +22,8 @@ _GAP = re.compile(r"keine Aussage|nicht belegt|enthalten sie nicht|enthält (?:e
 _GAP_SOURCES = r"(?:die |diese |den |der )?(?:ausgewerteten |zitierten |herangezogenen )?(?:Blöcke|Blöcken|Einträge|Einträgen|Quellen|Wissensbasis)"
 _GAP_VERBS = r"(?:enthalten|enthält|nennen|nennt|belegen|belegt|regeln|regelt|sagen|sagt|weisen|weist|führen|führt)"
 # In such a sentence the years name what is missing; it is checked against the whole context.
-GAP_WIDE = re.compile(_GAP.pattern + rf"|\b{_GAP_VERBS}\s+{_GAP_SOURCES}\s+(?:\w+\s+){{0,2}}(?:nicht|nichts|keine\w*)\b"
-                  rf"|\b{_GAP_SOURCES}\s+{_GAP_VERBS}\s+(?:\w+\s+){{0,2}}(?:nicht|nichts|keine\w*)\b"
+GAP_WIDE = re.compile(_GAP.pattern + rf"|\b{_GAP_VERBS}\s+{_GAP_SOURCES}\s+(?:\w+\s+){{0,2}}(?:nicht|nichts|keine\w*|weder)\b"
+                  rf"|\b{_GAP_SOURCES}\s+{_GAP_VERBS}\s+(?:\w+\s+){{0,4}}(?:nicht|nichts|keine\w*|weder)\b"
                   rf"|\bgeht aus {_GAP_SOURCES} nicht hervor|\blass?en {_GAP_SOURCES} offen|\blässt {_GAP_SOURCES} offen",
                   re.IGNORECASE)
 
@@ -94,7 +94,7 @@ def _is_claim(u: Unit, text: str, figs) -> bool:
     sentence without figures, with at least three content words."""
     if u.kind == "heading" and not figs:
         return False
-    if not figs and (text.rstrip().endswith("?") or _GAP.search(text)):
+    if not figs and (text.rstrip().endswith("?") or _GAP.search(text) or GAP_WIDE.search(text)):
         return False
     return len(_content_words(text)) >= 3 or bool(figs)
 
@@ -173,12 +173,27 @@ def contradicts_block(claim: str, sentence: str) -> bool:
                for base, sense in mine.items())
 
 
+# "Der Eintrag ist als nicht amtlich gekennzeichnet [pv-efz-11]": said of the block's head line
+# (source type and whether it is official), which the model sees above each block
+_STATUS = re.compile(r"\b(nicht\s+|in)?amtlich\w*", re.I)
+
+
+def _header_states(claim: str, cited: list) -> bool:
+    m = _STATUS.search(claim)
+    if not m or not cited or len(_content_words(claim)) > 8:
+        return False
+    official = not m.group(1)
+    return all(bool(b.official) == official for b in cited)
+
+
 def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck:
     indexed = [row for c in u.citations if c in blocks for row in _sentence_index(blocks[c].text)]
     claim = " ".join(_CITATION.sub(" ", u.text).split())
     sentence = u.text.strip()
     if not indexed:
         return ClaimCheck(sentence, list(u.citations), "unsupported", 0.0, "none")
+    if _header_states(claim, [blocks[c] for c in u.citations if c in blocks]):
+        return ClaimCheck(sentence, list(u.citations), "paraphrase", 1.0, "header")
     folded = fold(claim).strip(" .")
     if folded and any(folded in f for _, _, f in indexed):
         return ClaimCheck(sentence, list(u.citations), "quote", 1.0, "lexical")
