@@ -143,6 +143,7 @@ def _match(word: str, other: str) -> bool:
     return not {short[common:common + 3], long_[common:common + 3]} & _OPPOSITE_TAILS
 
 
+@lru_cache(maxsize=65536)
 def _other_compound(word: str, other: str) -> bool:
     """Two compounds of one head with different first parts name different quantities:
     "Tageshöchstarbeitszeit" and "Wochenhöchstarbeitszeit" (not "Beitragsgrundlage" and

@@ -47,6 +47,7 @@ PARAGRAPH_BOUND = re.compile(r"\b(?:ist|sind|gilt|gelten) (?:als )?(?:ein|eine|d
 REFUTED = re.compile(r"\b(?:falsch\w*|veraltet\w*|überholt\w*|irrtümlich\w*|fehlerhaft\w*)", re.I)
 
 
+@lru_cache(maxsize=8192)
 def dimension(pattern: re.Pattern, text: str) -> str | None:
     """The one value of a dimension the text names (daily/monthly/yearly, full/half), or None
     when it names none or several."""
