@@ -18,7 +18,7 @@ from pv_agent.engine.answer.context import Context, ContextBlock
 from mutations import KINDS, Mutation, mutate, verifier_verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
-REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4")
+REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # The verifier's weights were calibrated on calibration, then held-out and fresh (their false
 # alarms and escapes were read), then in the second round on all four splits including "report".
@@ -29,8 +29,8 @@ SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # "report4" (51 drafts on the last unused goldset answer questions, two players and two checkers,
 # none of whom saw the verifier) is the split the "Done when" rates are reported on, measured
 # once after that tuning.
-CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3")
-REPORTED = ("report4",)
+CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4")
+REPORTED = ("report5",)
 
 
 @dataclass

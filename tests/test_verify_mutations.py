@@ -13,22 +13,24 @@ import pytest
 from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
-# Issue 27's "Done when" targets. They are NOT met yet (docs/verification.md, §10): on the report
-# split the verifier accepts 59 % of the right drafts and 0–27 % of the mutations per kind.
+# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §10): on report5, 72 drafts
+# on new questions measured once, the verifier accepts 56 % of the right drafts and 0–21 % of the
+# mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: the rates measured once on report4 + adversarial (2026-12-04, after the third
-# round's tuning on report2 and report3 ended; tools/mutation_report.py), rounded up to the next
-# step, so that a change making the verifier worse fails. Tighten them as it improves.
-RIGHT_OK_MIN = 0.58  # report4 alone: measured 30/51 = 58.8 %
+# What CI asserts: the rates measured once on report5 + adversarial (2026-12-07; report5 was written,
+# played and hand-checked by helpers who never saw the verifier, after the last tuning on report4;
+# tools/mutation_report.py --split report5), rounded up to the next step, so that a change making
+# the verifier worse fails. Tighten them as it improves.
+RIGHT_OK_MIN = 0.55  # report5 alone: measured 40/72 = 55.6 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.09,  # 6/82 = 7.3 %; 8/95 = 8.4 % once three more report4 drafts passed (their mutations count)
-    "other_year": 0.01,  # 0/48
-    "period": 0.07,  # 2/32 = 6.2 %
-    "digits": 0.01,  # 1/326 = 0.3 %
-    "swap": 0.18,  # 6/36 = 16.7 %; 7/41 = 17.1 % with those drafts
-    "neighbour_citation": 0.01,  # 0/70
+    "other_row": 0.11,  # 9/89 = 10.1 %
+    "other_year": 0.09,  # 4/48 = 8.3 %
+    "period": 0.01,  # 0/25
+    "digits": 0.012,  # 4/383 = 1.0 %
+    "swap": 0.10,  # 3/31 = 9.7 %
+    "neighbour_citation": 0.025,  # 1/49 = 2.0 %
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,
