@@ -18,7 +18,7 @@ from pv_agent.engine.answer.context import Context, ContextBlock
 from mutations import KINDS, Mutation, mutate, verifier_verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
-REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5")
+REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5", "report6")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # The verifier's weights were calibrated on calibration, then held-out and fresh (their false
 # alarms and escapes were read), then in the second round on all four splits including "report".
@@ -29,8 +29,8 @@ SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # "report4" (51 drafts on the last unused goldset answer questions, two players and two checkers,
 # none of whom saw the verifier) is the split the "Done when" rates are reported on, measured
 # once after that tuning.
-CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4")
-REPORTED = ("report5",)
+CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5")
+REPORTED = ("report6",)
 
 
 @dataclass
@@ -120,7 +120,10 @@ def reasons(flags: dict) -> list[str]:
     out = [f"unsupported {u.get('figure')} ({u.get('reason')}): {u.get('sentence', '')[:90]}"
            for u in flags.get("unsupported_figures", [])]
     out += [f"unknown citation {c}" for c in flags.get("unknown_citations", [])]
-    out += [f"conflict {c.get('ids', c) if isinstance(c, dict) else c}" for c in flags.get("conflicts", [])]
+    out += [f"conflict {c.get('ids')}" + "".join(f" {k}" for k in ("one_sided", "unmarked", "status_missing") if c.get(k))
+            for c in flags.get("conflicts", []) if isinstance(c, dict) and _failing(c)]
+    out += [f"contradicted claim: {c.get('sentence', '')[:90]}" for c in flags.get("claims", [])
+            if c.get("state") == "contradicted"]
     for key in ("missing_citations", "leaked_prompt"):
         if flags.get(key):
             out.append(key)
@@ -129,6 +132,11 @@ def reasons(flags: dict) -> list[str]:
     if unsupported and not out:
         out.append(f"{len(unsupported)} of {len(claims)} claims unsupported")
     return out or ["not ok (no flag named)"]
+
+
+def _failing(group: dict) -> bool:
+    """A conflict group of ``Verification.flags()`` that fails the answer (ConflictGroup.failing)."""
+    return bool(group.get("cited")) and bool(group.get("one_sided") or group.get("unmarked") or group.get("status_missing"))
 
 
 def measure(case_list: list[Case], seed: int = 27) -> Measurement:

@@ -409,3 +409,21 @@ def test_gap_sentences_and_the_head_line_are_no_unsupported_claims():
     assert header and header[0].measure == "header"
     official = verify("Der Eintrag ist als amtlich gekennzeichnet [pv-efz-11].", context)
     assert [c.state for c in official.claims] == ["unsupported"]
+
+
+# -- the fourth round (tuned on report5's false alarms; docs/verification.md §10) ------------
+
+def test_a_sentence_citing_both_sides_with_a_warning_marks_both():
+    """report5 q-s-130: "⚠ maßgeblich ist … die Novelle mit 15 Überstunden / 170 € [pv-ues-02]
+    [pv-ues-03]" marks both sides; a value only other entries state made it count as no side."""
+    context = kb_context("pv-ues-02", "pv-ues-03", "pv-ues-09")
+    draft = ("Für 2026 gelten Zuschläge für höchstens 15 Überstunden, höchstens 170 € im Monat (Stand 2026-01) "
+             "[pv-ues-09] [pv-ues-02].\n\n"
+             "- ⚠ Eine Steuerberaterseite nannte für 2026 nur 10 Überstunden / 120 € (Stand 2026-01) [pv-ues-03];\n"
+             "⚠ maßgeblich ist laut den Einträgen die Novelle mit 15 Überstunden / 170 € (Stand 2026-01) "
+             "[pv-ues-02] [pv-ues-03].\n")
+    groups = [g for g in verify(draft, context).conflicts if "pv-ues-02" in g.ids]
+    assert groups and not any(g.failing for g in groups), [g.as_dict() for g in groups]
+    unmarked = draft.replace("⚠ maßgeblich", "maßgeblich")
+    groups = [g for g in verify(unmarked, context).conflicts if "pv-ues-02" in g.ids]
+    assert any(g.failing for g in groups)

@@ -13,24 +13,24 @@ import pytest
 from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
-# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §10): on report5, 72 drafts
-# on new questions measured once, the verifier accepts 56 % of the right drafts and 0–21 % of the
+# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §10): on report6, 71 drafts
+# on new questions measured once, the verifier accepts 51 % of the right drafts and 0–10 % of the
 # mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: the rates measured once on report5 + adversarial (2026-12-07; report5 was written,
-# played and hand-checked by helpers who never saw the verifier, after the last tuning on report4;
-# tools/mutation_report.py --split report5), rounded up to the next step, so that a change making
-# the verifier worse fails. Tighten them as it improves.
-RIGHT_OK_MIN = 0.55  # report5 alone: measured 40/72 = 55.6 %
+# What CI asserts: the rates measured once on report6 + adversarial (2026-12-07; report6 was written,
+# played and hand-checked by helpers who never saw the verifier, after the fourth round's tuning on
+# report5; tools/mutation_report.py --split report6), rounded up to the next step, so that a change
+# making the verifier worse fails. Tighten them as it improves.
+RIGHT_OK_MIN = 0.50  # report6 alone: measured 36/71 = 50.7 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.11,  # 9/89 = 10.1 %
-    "other_year": 0.09,  # 4/48 = 8.3 %
+    "other_row": 0.08,  # 7/95 = 7.4 %
+    "other_year": 0.05,  # 3/66 = 4.5 %
     "period": 0.01,  # 0/25
-    "digits": 0.012,  # 4/383 = 1.0 %
-    "swap": 0.10,  # 3/31 = 9.7 %
-    "neighbour_citation": 0.025,  # 1/49 = 2.0 %
+    "digits": 0.005,  # 0/392
+    "swap": 0.07,  # 3/44 = 6.8 %
+    "neighbour_citation": 0.01,  # 0/53
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,

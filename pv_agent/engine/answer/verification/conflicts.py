@@ -198,8 +198,9 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
             # by design, a sentence citing a side states it, whatever its figures are about
             if not cites:
                 continue
-            if g.reason == "marked" and values and all(
-                    v in outside and not any(v in facts[o][0] | facts[o][1] for o in facts if o not in cites)
+            others = [o for o in facts if o not in cites]
+            if g.reason == "marked" and values and others and all(
+                    v in outside and not any(v in facts[o][0] | facts[o][1] for o in others)
                     for v in values):
                 # "auch [pv-lst-03] nennt für 2025 103.072 €": a value the other side never names and
                 # an entry outside the dispute states too is not what the sides dispute

@@ -36,12 +36,45 @@ class _GivenFigure:
     words: frozenset = frozenset()  # every content word near it in the question (folded stems)
 
 
+# Clearly English function words: a question with two of them writes "€68,000" for 68.000 €.
+_ENGLISH = frozenset("the what which how our does is are of with when should we their his her "
+                     "employee employees salary".split())
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+
+
+def german_numbers(question: str) -> str:
+    """An English question's "€68,000" / "1,500.50" as German numbers ("68.000", "1.500,50"),
+    with the same length, so every span stays where it was."""
+    if len({w.lower() for w in _WORD.findall(question)} & _ENGLISH) < 2:
+        return question
+    swap = str.maketrans(",.", ".,")
+    return _THOUSANDS.sub(lambda m: m.group(0).translate(swap), question)
+
+
+# What an English question calls an amount, in the words a German answer uses for it
+# ("€68,000 taxable income" – "bei 68.000 € Einkommen"): the role of a clerk's figure in any language.
+_ENGLISH_ROLES = {
+    "income": "einkommen einkünfte bezug", "salary": "gehalt bezug entgelt lohn", "wage": "lohn entgelt",
+    "wages": "lohn entgelt", "pay": "entgelt bezug lohn gehalt", "bonus": "prämie bonus sonderzahlung",
+    "allowance": "zulage pauschale", "car": "fahrzeug auto dienstwagen firmenauto", "rent": "miete",
+    "loan": "darlehen", "voucher": "gutschein", "vouchers": "gutschein", "payroll": "lohnsumme",
+    "severance": "abfertigung", "pension": "pension", "hours": "stunden", "days": "tage",
+}
+
+
 def _question_figures(question: str) -> list[_GivenFigure]:
+    english = german_numbers(question) != question or len(
+        {w.lower() for w in _WORD.findall(question)} & _ENGLISH) >= 2
+    question = german_numbers(question)
     out = []
     for offset, clause in nb.segments(question):
         figs = [nb.shifted(f, -offset) for f in nb.extract(question) if nb.in_clause(f, offset, clause)]
         for f in figs:  # bare numbers too: "Kind (8)", "der Teil über 25.000"
-            out.append(_GivenFigure(f, _near_nouns(clause, f, figs), _near_words(clause, f, figs, whole=True)))
+            words = _near_words(clause, f, figs, whole=True)
+            if english:
+                words |= {nb.stem(fold(t)) for w in _WORD.findall(clause)
+                          for t in _ENGLISH_ROLES.get(w.lower(), "").split()}
+            out.append(_GivenFigure(f, _near_nouns(clause, f, figs), words))
     return out
 
 
