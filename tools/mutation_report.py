@@ -1,7 +1,8 @@
 """Mutation testing of the answer verifier: per kind generated / accepted / rate, right drafts ok.
 
-    .venv/bin/python tools/mutation_report.py [--split calibration|heldout|fresh|report|report2|report3|adversarial|all] [--json]
+    .venv/bin/python tools/mutation_report.py [--split calibration|…|report6|adversarial|all] [--json]
     .venv/bin/python tools/mutation_report.py --pipeline      # also: right drafts through `pv-agent ask --json`
+    .venv/bin/python tools/mutation_report.py --split report6 --cell-margins 0,0.5,1,2,1000  # the wrong-cell trade-off
 
 The table goes to stdout (with --json nothing but the JSON); the escapes (draft id, kind,
 mutated sentence) and false alarms (draft id, the verifier's reasons) are human lines on
@@ -72,13 +73,48 @@ def pipeline(case_list: list[Case]) -> dict:
     return {"answered_first_attempt": len(first), "total": len(case_list), "states": states}
 
 
+def margin_sweep(splits, margins: str, seed: int, as_json: bool) -> int:
+    """The frontier of the wrong-cell decision: how many right drafts pass and how many mutations
+    escape when a competitor must beat the figure's own cell by more (or less). A measurement of
+    the design, not a tuning step: the shipped margin stays what the calibration pool set."""
+    from pv_agent.engine.answer.verification import alignment
+
+    shipped = alignment.CELL_MARGIN
+    case_list = [c for s in splits for c in cases(s)]
+    rows = []
+    try:
+        for margin in (float(m) for m in margins.split(",")):
+            alignment.CELL_MARGIN = margin
+            m = measure(case_list, seed=seed)
+            rows.append({"margin": margin, "right": {"ok": m.right_ok, "total": m.drafts},
+                         "kinds": {k: {"generated": m.generated[k], "accepted": m.accepted[k]} for k in KINDS}})
+    finally:
+        alignment.CELL_MARGIN = shipped
+    if as_json:
+        print(json.dumps({"splits": list(splits), "shipped_margin": shipped, "rows": rows}, indent=1))
+        return 0
+    print(f"## CELL_MARGIN trade-off on {'+'.join(splits)} (shipped: {shipped})")
+    print("| margin | right drafts ok | " + " | ".join(k for k in KINDS if k != "negation") + " |")
+    print("|---|---|" + "---|" * (len(KINDS) - 1))
+    for r in rows:
+        ok, total = r["right"]["ok"], r["right"]["total"]
+        print(f"| {r['margin']:g} | {ok}/{total} ({ok / total:.1%}) | " + " | ".join(
+            f"{r['kinds'][k]['accepted']}/{r['kinds'][k]['generated']}" for k in KINDS if k != "negation") + " |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=SPLITS + ("all",), default="all")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--pipeline", action="store_true", help="also run the reported split through pv-agent ask")
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--cell-margins", metavar="M,M,…",
+                        help="instead of the report: the trade-off of alignment.CELL_MARGIN – right drafts "
+                             "and accepted mutations per kind for each margin (1000: no wrong-cell check)")
     args = parser.parse_args(argv)
+    if args.cell_margins:
+        return margin_sweep(SPLITS if args.split == "all" else (args.split,), args.cell_margins, args.seed, args.json)
 
     splits = SPLITS if args.split == "all" else (args.split,)
     measured = {s: measure(cases(s), seed=args.seed) for s in splits}
