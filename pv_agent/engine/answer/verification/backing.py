@@ -85,8 +85,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     out = UnitResult()
     all_figs = nb.extract(text)
     cited_facts, answer_facts = facts.index(cites), facts.index(answer_cites)
-    if gap_years:  # "Eine Aussage für 2026 enthalten die Blöcke nicht": a year of the context
-        answer_facts = facts.index(list(facts.blocks))
+    # "Eine Aussage für 2026 enthalten die Blöcke nicht": a year of the context – looked up in the
+    # blocks the answer cites first, in every block only when they do not hold it (parsing all)
+    context_facts = (lambda: facts.index(list(facts.blocks))) if gap_years else None
     refuted = bool(_REFUTED_IN_ANSWER.search(text))
     years_before = frozenset()  # years carry within a sentence, never into the next one
     pieces = _pieces(kind, text, around.header_cells)
@@ -204,6 +205,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                         c for c in role.companions if nb._same_class(c, fig)))
                 clear = []
                 issue = _backing(fig, role, reading, index, facts, align=not (example or instead), clear=clear)
+                if issue is not None and anywhere and context_facts is not None:
+                    issue = _backing(fig, role, reading, context_facts(), facts, align=not (example or instead),
+                                     clear=clear)
                 if issue is None and role.refuted and not anywhere and rv.CALLED_OUTDATED.search(text):
                     issue = rv.not_the_outdated_one(fig, cited_facts)
                 if issue is None and clear:
@@ -238,7 +242,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
 
 def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFacts) -> None:
     reason, detail = issue[0], issue[1]
-    found = [i for i, fs in facts.all() if any(nb.matches(fig, f.figure) for f in fs)]
+    found = facts.holding(fig)
     if reason == "not_in_block" and any(i not in cites for i in found):
         reason = "other_block"
     out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))

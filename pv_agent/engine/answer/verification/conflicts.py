@@ -188,8 +188,12 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
             continue
         statements.append((u, values))
     for g in conflicts:
+        if not any(c in g.ids for u, _ in statements for c in u.citations):
+            g.cited, g.unmarked, g.status_missing = [], [], False  # no side stated: nothing to read
+            continue
         facts = {i: _value_facts(blocks[i]) for i in g.ids if i in blocks}
-        outside = set().union(*(_value_facts(b)[0] for i, b in blocks.items() if i not in g.ids))
+        outside_blocks = [b for i, b in blocks.items() if i not in g.ids]
+        outside: set | None = None  # the values the other blocks state: read only when a statement needs them
         stated: list[str] = []
         marked: set[str] = set()
         status_named: set[str] = set()
@@ -199,6 +203,8 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
             if not cites:
                 continue
             others = [o for o in facts if o not in cites]
+            if g.reason == "marked" and values and others and outside is None:
+                outside = set().union(*(_value_facts(b)[0] for b in outside_blocks))
             if g.reason == "marked" and values and others and all(
                     v in outside and not any(v in facts[o][0] | facts[o][1] for o in others)
                     for v in values):

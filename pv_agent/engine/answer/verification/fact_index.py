@@ -1,6 +1,10 @@
 """The facts of the blocks an answer may cite, parsed when first needed and looked up by value."""
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+from functools import lru_cache
+
 from ... import figures as nb
 from ..context import ContextBlock
 from . import alignment as al
@@ -32,6 +36,15 @@ class BlockFacts(dict):
     def all(self):
         return [(i, self[i]) for i in self.blocks]
 
+    def holding(self, fig: nb.Figure) -> list[str]:
+        """The blocks with a fact of ``fig``'s value. A block not parsed yet is parsed only when
+        its text (or title) shows the value's digits at all – parsing every block of the context
+        to say where a wrong figure stands would cost more than the rest of the check."""
+        probe = _digits_probe(fig)
+        return [i for i, b in self.blocks.items()
+                if (i in self or probe is None or any(probe.search(t) for t in (b.text, _joined(b.text), b.title)))
+                and any(nb.matches(fig, f.figure) for f in self[i])]
+
     def index(self, ids) -> "FactIndex":
         ids = tuple(ids)
         if ids not in self._indexes:
@@ -60,3 +73,24 @@ def value_key(fig: nb.Figure):
     if fig.kind == "year":
         return ("year", fig.value)
     return ("value", fig.value)
+
+
+_DIGIT_GROUP = re.compile(r"(?<=\d)[.\s\u00a0\u202f\u2009](?=\d{3}(?!\d))")
+
+
+@lru_cache(maxsize=1024)
+def _joined(text: str) -> str:
+    """``text`` with thousands separators between digit groups removed ("6.930" → "6930")."""
+    return _DIGIT_GROUP.sub("", text)
+
+
+def _digits_probe(fig: nb.Figure) -> re.Pattern | None:
+    """A pattern every way of writing ``fig``'s value matches in the text or the joined text
+    ("2025 126 g/km" must not become 2025126): "551,10 €" → 551[,.]1, "08" → 0*8; None for dates
+    and years (their facts come from the Stand and other forms too)."""
+    if not isinstance(fig.value, Decimal):
+        return None
+    value = fig.value.normalize() if fig.value == fig.value.to_integral() else fig.value
+    whole, _, fraction = format(abs(value), "f").partition(".")
+    fraction = fraction.rstrip("0")
+    return re.compile(rf"(?<!\d)0*{whole}" + (rf"[,.]{fraction}" if fraction else r"(?!\d)"))
