@@ -92,6 +92,7 @@ _PERSONS = ("leut", "mitarbeit", "beschäftigt", "arbeitnehm", "dienstnehm", "pe
             "employe", "peopl", "staff", "worker")
 
 
+@lru_cache(maxsize=4096)
 def same_unit(a: str, b: str) -> bool:
     """Count units match when one is the other or a compound ending in it (Dienstjahre ~ Jahre,
     Überstunden ~ Stunden), or both count people; Werktage and Arbeitstage stay different."""
@@ -342,9 +343,15 @@ def same_value(a: Figure, b: Figure) -> bool:
 
 
 def _same_class(a: Figure, b: Figure) -> bool:
-    if value_class(a) != value_class(b):
+    return _same_kind_class(a.kind, b.kind)
+
+
+@lru_cache(maxsize=4096)
+def _same_kind_class(a: str, b: str) -> bool:
+    """Amounts with amounts, percentages with percentages, counts of one unit with each other."""
+    if a.startswith("count:") != b.startswith("count:"):
         return False
-    return not a.kind.startswith("count:") or same_unit(a.kind[6:], b.kind[6:])
+    return same_unit(a[6:], b[6:]) if a.startswith("count:") else a == b
 
 
 
