@@ -427,3 +427,21 @@ def test_a_sentence_citing_both_sides_with_a_warning_marks_both():
     unmarked = draft.replace("⚠ maßgeblich", "maßgeblich")
     groups = [g for g in verify(unmarked, context).conflicts if "pv-ues-02" in g.ids]
     assert any(g.failing for g in groups)
+
+
+def test_the_blocks_holding_a_wrong_figure_are_found_in_every_notation():
+    """``BlockFacts.holding`` parses only blocks whose text shows the value's digits; it must
+    find each block a full parse finds ("6 930 €", "6930,00 EUR", "2025 126 g/km", "08")."""
+    from pv_agent.engine.answer.context import ContextBlock
+    from pv_agent.engine.answer.verification.fact_index import BlockFacts
+
+    texts = {"a": "| HBGL | 2026 |\n|---|---|\n| monatlich | 6 930 € |", "b": "Der Wert beträgt 6930,00 EUR.",
+             "c": "WLTP: 2024 129, ab 2025 126 g/km.", "d": "Laut VwGH 2001/08/0154 gilt das.",
+             "e": "Der Satz beträgt 1,53 % vom Entgelt.", "f": "Nichts davon."}
+    blocks = {i: ContextBlock(number=n, entry_id=i, title="T", stand="2026-01", topic="t", source="s",
+                              official=True, section="Kernwerte & Fristen", text=t)
+              for n, (i, t) in enumerate(texts.items(), 1)}
+    for written in ("6.930 €", "126 g/km", "08", "1,530 %"):
+        fig = nb.extract(written)[0]
+        parsed = [i for i, fs in BlockFacts(blocks).all() if any(nb.matches(fig, f.figure) for f in fs)]
+        assert parsed and BlockFacts(blocks).holding(fig) == parsed, (written, parsed)
