@@ -29,10 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pv_agent.engine.answer.verification import claims as claims_module  # noqa: E402
-from pv_agent.engine.answer.verification import conflicts as conflicts_module  # noqa: E402
 from pv_agent.engine.answer.verification import facts as fc  # noqa: E402
-from pv_agent.engine.answer.verification import roles as rl  # noqa: E402
 from pv_agent.engine import figures as fg  # noqa: E402
 from pv_agent.engine.config import Settings  # noqa: E402
 from pv_agent.engine.answer.context import build_context  # noqa: E402
@@ -74,9 +71,15 @@ def stats(samples):
 
 
 def clear_caches() -> None:
-    for cache in (fc.facts_of_block, claims_module._sentence_index, conflicts_module._quantities_of,
-                  md_module._parse, fg._extract, rl.row_marks):
-        cache.cache_clear()
+    """Every per-content cache of the engine, as in a fresh process: the facts of blocks and rows,
+    the parses, and the memoised word and figure helpers too – a cold check pays for them all."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("pv_agent.engine"):
+            continue
+        for obj in list(vars(module).values()):
+            if callable(getattr(obj, "cache_clear", None)) and getattr(obj, "__module__", "") == name \
+                    and obj is not md_module._parser:  # the markdown parser itself is set up once per process
+                obj.cache_clear()
     fc.clear_fact_caches()
 
 

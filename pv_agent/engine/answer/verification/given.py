@@ -42,10 +42,14 @@ _ENGLISH = frozenset("the what which how our does is are of with when should we 
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
 
 
+def _is_english(text: str) -> bool:
+    return len({w.lower() for w in _WORD.findall(text)} & _ENGLISH) >= 2
+
+
 def german_numbers(question: str) -> str:
     """An English question's "€68,000" / "1,500.50" as German numbers ("68.000", "1.500,50"),
     with the same length, so every span stays where it was."""
-    if len({w.lower() for w in _WORD.findall(question)} & _ENGLISH) < 2:
+    if not _is_english(question):
         return question
     swap = str.maketrans(",.", ".,")
     return _THOUSANDS.sub(lambda m: m.group(0).translate(swap), question)
@@ -63,8 +67,7 @@ _ENGLISH_ROLES = {
 
 
 def _question_figures(question: str) -> list[_GivenFigure]:
-    english = german_numbers(question) != question or len(
-        {w.lower() for w in _WORD.findall(question)} & _ENGLISH) >= 2
+    english = _is_english(question)
     question = german_numbers(question)
     out = []
     for offset, clause in nb.segments(question):
