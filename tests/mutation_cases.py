@@ -27,8 +27,10 @@ SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # false alarms and escapes were read and tuned on. "report3" (62 drafts, two players, two
 # checkers) was the third round's report, measured once (right 68.9 %), then read and tuned on.
 # "report4" (51 drafts on the last unused goldset answer questions, two players and two checkers,
-# none of whom saw the verifier) is the split the "Done when" rates are reported on, measured
-# once after that tuning.
+# none of whom saw the verifier) was the third round's report, measured once, then tuned on. The
+# fourth round: "report5" (72 drafts on new clerk questions) was measured once, then read and tuned
+# on; "report6" (71 drafts on further new questions, written, played and checked by helpers who
+# never saw the verifier) is the split the "Done when" rates are reported on, measured once after.
 CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5")
 REPORTED = ("report6",)
 
@@ -121,7 +123,7 @@ def reasons(flags: dict) -> list[str]:
            for u in flags.get("unsupported_figures", [])]
     out += [f"unknown citation {c}" for c in flags.get("unknown_citations", [])]
     out += [f"conflict {c.get('ids')}" + "".join(f" {k}" for k in ("one_sided", "unmarked", "status_missing") if c.get(k))
-            for c in flags.get("conflicts", []) if isinstance(c, dict) and _failing(c)]
+            for c in flags.get("conflicts", []) if isinstance(c, dict) and c.get("failing")]
     out += [f"contradicted claim: {c.get('sentence', '')[:90]}" for c in flags.get("claims", [])
             if c.get("state") == "contradicted"]
     for key in ("missing_citations", "leaked_prompt"):
@@ -132,11 +134,6 @@ def reasons(flags: dict) -> list[str]:
     if unsupported and not out:
         out.append(f"{len(unsupported)} of {len(claims)} claims unsupported")
     return out or ["not ok (no flag named)"]
-
-
-def _failing(group: dict) -> bool:
-    """A conflict group of ``Verification.flags()`` that fails the answer (ConflictGroup.failing)."""
-    return bool(group.get("cited")) and bool(group.get("one_sided") or group.get("unmarked") or group.get("status_missing"))
 
 
 def measure(case_list: list[Case], seed: int = 27) -> Measurement:

@@ -43,7 +43,7 @@ class ConflictGroup:
 
     def as_dict(self) -> dict:
         return {"ids": self.ids, "reason": self.reason, "cited": self.cited, "one_sided": self.one_sided,
-                "unmarked": self.unmarked, "status_missing": self.status_missing}
+                "unmarked": self.unmarked, "status_missing": self.status_missing, "failing": self.failing}
 
 
 

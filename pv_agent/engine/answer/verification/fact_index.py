@@ -90,7 +90,6 @@ def _digits_probe(fig: nb.Figure) -> re.Pattern | None:
     and years (their facts come from the Stand and other forms too)."""
     if not isinstance(fig.value, Decimal):
         return None
-    value = fig.value.normalize() if fig.value == fig.value.to_integral() else fig.value
-    whole, _, fraction = format(abs(value), "f").partition(".")
-    fraction = fraction.rstrip("0")
+    whole, _, fraction = format(abs(fig.value), "f").partition(".")
+    fraction = fraction.rstrip("0")  # "6930,00" is 6930
     return re.compile(rf"(?<!\d)0*{whole}" + (rf"[,.]{fraction}" if fraction else r"(?!\d)"))
