@@ -6,7 +6,8 @@ Raw HTML in the answer is escaped (``html`` off), markdown links, images and aut
 switched off (answers cite entries, they do not link out), so no tag, attribute or URL from
 the answer text ever reaches the output. Headings become ``h5``/``h6`` (an answer sits inside
 the panel), tables get Bootstrap classes. Citations ``[pv-sv-01]`` / ``[⚠ pv-a-01, pv-b-02]``
-become links to the cited entries.
+become links to the cited entries; a cell the citation names (``[pv-gfb-02 · Betrag · 2026]``)
+follows the link as muted text. Citations are read with the verifier's grammar (one parser).
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
-_CITATION = re.compile(rf"\[\s*((?:⚠\s*)?{_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*)\s*\](?!\()")
+from ..engine.answer.verification.units import _CITATION, _ID, citation_parts
 
 EntryLink = Callable[[str], "str | None"]  # entry id → URL, or None for an unknown id
 
@@ -34,8 +34,7 @@ def _markdown() -> MarkdownIt:
     rules["heading_close"] = lambda tokens, i, *a: f"</h{5 if int(tokens[i].tag[1]) <= 3 else 6}>"
     rules["fence"] = rules["code_block"] = lambda tokens, i, *a: (
         "<pre><code>" + html.escape(tokens[i].content.rstrip("\n")) + "</code></pre>")
-    rules["text"] = lambda tokens, i, options, env: _CITATION.sub(
-        lambda m: _citation(m, env["link"]), html.escape(tokens[i].content, quote=True))
+    rules["text"] = lambda tokens, i, options, env: _with_citations(tokens[i].content, env["link"])
     return md
 
 
@@ -47,16 +46,28 @@ def render(text: str, entry_url: EntryLink | None = None) -> Markup:
     return Markup(re.sub(r"\n+<", "<", out).strip())
 
 
+def _with_citations(text: str, link: EntryLink) -> str:
+    """Escaped text with its citations as links (read on the raw text: "&lt;" holds a ";")."""
+    out, pos = [], 0
+    for m in _CITATION.finditer(text):
+        out += [html.escape(text[pos:m.start()], quote=True), _citation(m, link)]
+        pos = m.end()
+    out.append(html.escape(text[pos:], quote=True))
+    return "".join(out)
+
+
 def _citation(m: re.Match, link: EntryLink) -> str:
-    parts = re.split(r"(\s*[,;]\s*)", m.group(1))
+    inside = m.group(0)[1:-1]  # the bracket's text, with a leading "⚠" of the first id
     out = []
-    for part in parts:
-        cid = part.replace("⚠", "").strip()
+    for n, chunk in enumerate(re.split(r"(\s*;\s*)" if "·" in inside else r"(\s*[,;]\s*)", inside)):
+        parts = citation_parts(chunk) if n % 2 == 0 else []
+        cid, cell = parts[0] if parts else ("", "")
         url = link(cid) if cid and re.fullmatch(_ID, cid) else None
         if url:
-            warn = "⚠ " if "⚠" in part else ""
+            warn = "⚠ " if "⚠" in chunk.partition("·")[0] else ""
+            named = f' · <span class="o_pv_agent_cell text-muted">{html.escape(cell, quote=True)}</span>' if cell else ""
             out.append(f'{warn}<a href="{html.escape(url, quote=True)}" class="o_pv_agent_cite" '
-                       f'data-pv-entry="{html.escape(cid, quote=True)}">{cid}</a>')
+                       f'data-pv-entry="{html.escape(cid, quote=True)}">{cid}</a>{named}')
         else:
-            out.append(part)
+            out.append(html.escape(chunk, quote=True))  # a separator, or an id with no entry
     return "[" + "".join(out) + "]"

@@ -45,6 +45,15 @@ class TestAnswerHtml(BaseCase):
         self.assertNotIn("pv_agent.entry/pv-xx-99", out)
         self.assertIn('⚠ <a href="/odoo/pv_agent.entry/6"', out)
 
+    def test_a_citation_naming_its_cell_links_the_entry_and_shows_the_cell(self):
+        # prompt v3: "[pv-gfb-02 · Betrag · 2026]" – the clerk sees where the figure stands
+        out = str(render("551,10 € [pv-gfb-02 · Geringfügigkeitsgrenze <b>monatlich</b> · 2026; pv-xx-99 · X]",
+                         lambda i: "/odoo/pv_agent.entry/7" if i == "pv-gfb-02" else None))
+        self.assertIn('data-pv-entry="pv-gfb-02">pv-gfb-02</a> · <span class="o_pv_agent_cell text-muted">'
+                      'Geringfügigkeitsgrenze &lt;b&gt;monatlich&lt;/b&gt; · 2026</span>', out)
+        self.assertIn("; pv-xx-99 · X]", out)
+        self.assertNotIn("<b>", out)
+
 
 @tagged("post_install", "-at_install")
 class TestPanelData(PvAgentCase):

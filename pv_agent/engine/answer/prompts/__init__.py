@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-PROMPT_VERSION = "v2"
+PROMPT_VERSION = "v3"
 _DIR = Path(__file__).resolve().parent
 
 

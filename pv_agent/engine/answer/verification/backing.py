@@ -15,7 +15,8 @@ from . import roles as rl
 from . import reversals as rv
 from .fact_index import BlockFacts, FactIndex
 from ... import figures as nb
-from .given import _GivenFigure, _given, echoes_question, possessed
+from . import named_cells as nc
+from .given import _GivenFigure, _given, echoes_question, marked_given, possessed
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -79,9 +80,10 @@ class UnitResult:
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
                question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False,
                restated: list | None = None, gap_years: bool = False,
-               restated_in: list | None = None) -> UnitResult:
+               restated_in: list | None = None, names: list | None = None) -> UnitResult:
     """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
-    says what the blocks leave open (``gap``), years and dates name what is missing, not a value."""
+    says what the blocks leave open (``gap``), years and dates name what is missing, not a value.
+    ``names``: the citations naming a cell (named_cells.CellName), positions in ``text``."""
     out = UnitResult()
     all_figs = nb.extract(text)
     cited_facts, answer_facts = facts.index(cites), facts.index(answer_cites)
@@ -130,7 +132,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         for fig in clause_figs:
             if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
                 continue
-            given = given_here.get(id(fig), False)
+            given = given_here.get(id(fig), False) or bool(question_figures) and marked_given(clause, fig, question_figures)
+            name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names else None
             if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
                 out.beside_question.append(nb.shifted(fig, offset))
             if given:
@@ -186,6 +189,10 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # needs only to stand in a cited entry; the cells below are checked in its column
                 issue = None if any(nb.matches(fig, f.figure) for f in cited_facts.candidates(fig)) \
                     else ("not_in_block", "")
+            elif name is not None and not given and (
+                    named := _named_backing(fig, role, reading, name, cited_facts, facts)) is not _UNRESOLVED:
+                # the model named the cell it quotes: that cell is compared, not a guessed one
+                issue = named
             elif _counted_name(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
@@ -263,7 +270,7 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
         return None
     # a figure the answer calls outdated is one of the values a block calls outdated
     in_text = any(f.where != "title" and nb.same_value(fig, f.figure) for f in cited_facts.candidates(fig))
-    candidates = [_as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
+    candidates = [fc.as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
                   and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
                   and not rl.mismatch(role, f.role) and not _compound(f.figure)
                   and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))
@@ -281,24 +288,45 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
                     f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“"), about
 
 
+_UNRESOLVED = ("unresolved",)  # the cell name finds no fact: the figure is read by its words
+
+
+def _named_backing(fig, role, reading, name: nc.CellName, cited_facts: FactIndex, facts: BlockFacts) -> tuple | None:
+    """None when the named cell carries ``fig``'s value in a role the sentence does not
+    contradict; the issue otherwise; ``_UNRESOLVED`` when the name finds no fact."""
+    if name.entry_id not in facts.blocks:
+        return _UNRESOLVED
+    named = [fc.as_unit_of(f, fig) for f in nc.named_facts(
+        fig, name, facts[name.entry_id], facts.titles.get(name.entry_id, ""), facts.aliases)]
+    if not named:
+        return _UNRESOLVED
+    holding = [f for f in named if nb.matches(fig, f.figure)]
+    if not holding:
+        values = list(dict.fromkeys(f.figure.text for f in named))
+        shown = ", ".join(values[:3]) + (" …" if len(values) > 3 else "")
+        return "cell", f"[{name.entry_id}] nennt für „{nc.describe_name(name)}“ {shown}; {fig.text} steht dort nicht"
+    issue = _backing(fig, role, reading, FactIndex(named), facts)
+    if issue is not None:
+        return issue
+    # a name copied from another row than the sentence speaks of ("Die Geringfügigkeitsgrenze
+    # beträgt 826,65 € [pv-gfb-02 · Grenzwert pauschale DG-Abgabe]"): the sentence's own words
+    # say nothing of the named cell and name another cell clearly
+    named_words = frozenset().union(*(nc.own_words(f, facts.aliases) for f in holding))
+    if not any(al._matched(g, named_words) for g in reading.clause):
+        words_issue = _backing(fig, role, reading, cited_facts, facts)
+        if words_issue is not None and words_issue[0] == "cell":
+            about = words_issue[2]
+            return "cell", (f"der Satz spricht von „{al.describe(about)}“ ([{about.entry_id}]: {about.figure.text}), "
+                            f"die genannte Fundstelle „{nc.describe_name(name)}“ von etwas anderem")
+    return None
+
+
 def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
     if fig.kind in ("year", "date", "number") or _support(fig, role, cited_facts):
         return None  # not in the cited entries in this role: the question's own figure
     issue = _backing(fig, role, reading, cited_facts, facts)
     # the clerk's figure need not say which cell it is; only one naming another cell is misplaced
     return None if issue and issue[0] == "ambiguous" else issue
-
-
-def _as_unit_of(fact: fc.Fact, fig: nb.Figure) -> fc.Fact:
-    """A bare number of a table whose row or column names the figure's unit ("Überstunden/Monat
-    | 18 | 15 | 10", "Satz in %") competes as a figure of that unit."""
-    if fact.figure.kind != "number" or fig.kind == "number" or fact.where != "table":
-        return fact
-    about = fact.about.lower()
-    if fig.kind == "money" and ("€" in about or "eur" in about) or fig.kind == "percent" and "%" in about \
-            or fig.kind.startswith("count:") and fig.kind[6:11] in about:
-        return dataclasses.replace(fact, figure=dataclasses.replace(fact.figure, kind=fig.kind))
-    return fact
 
 
 _LABEL = re.compile(r"^[\s*_\-•]*([A-Za-zÄÖÜäöüß][^:\d]{0,40}?)\**:\s")

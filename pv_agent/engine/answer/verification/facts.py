@@ -255,3 +255,14 @@ def _periods_carried(facts: list[Fact]) -> list[Fact]:
         out.append(f)
     return out
 
+
+def as_unit_of(fact: Fact, fig: Figure) -> Fact:
+    """A bare number of a table whose row or column names the figure's unit ("Überstunden/Monat
+    | 18 | 15 | 10", "Satz in %") competes as a figure of that unit."""
+    if fact.figure.kind != "number" or fig.kind == "number" or fact.where != "table":
+        return fact
+    about = fact.about.lower()
+    if fig.kind == "money" and ("€" in about or "eur" in about) or fig.kind == "percent" and "%" in about \
+            or fig.kind.startswith("count:") and fig.kind[6:11] in about:
+        return replace(fact, figure=replace(fact.figure, kind=fig.kind))
+    return fact

@@ -167,3 +167,16 @@ def _unit_added(fig: nb.Figure, asked: nb.Figure) -> bool:
     if fig.kind.startswith("count:"):
         return True
     return fig.kind in ("money", "percent") and nb.is_answer_figure(asked)
+
+
+# System prompt v3, rule 4: the model marks the clerk's own figures "(laut Frage)".
+_MARKED_GIVEN = re.compile(r"^[^\d\[\]]{0,24}?\(\s*(?:laut|lt\.|gemäß|aus) (?:der |Ihrer )?(?:Frage|Anfrage|Angabe)",
+                           re.IGNORECASE)
+
+
+def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:
+    """The answer marks ``fig`` as the question's ("70.000 € (laut Frage)") and the question holds
+    its value: it needs no source. A mark on a value the question does not hold marks nothing."""
+    if not _MARKED_GIVEN.search(text[fig.end:fig.end + 60]):
+        return False
+    return any(nb.matches(fig, q.figure) or _unit_added(fig, q.figure) for q in question_figures)

@@ -30,5 +30,6 @@ def mark_unsupported(answer: str, result: Verification, *, figure_mark: str, cit
             if claim.state == "unsupported" and not claim.figures_backed and claim.sentence not in by_sentence:
                 out = out.replace(claim.sentence, claim.sentence + claim_mark, 1)
     for cid in result.unknown_citations:
-        out = re.sub(rf"\[\s*{re.escape(cid)}\s*\]", citation_mark.format(id=cid), out)
+        # "[pv-xx-99]" or, naming a cell, "[pv-xx-99 · Betrag · 2026]"
+        out = re.sub(rf"\[\s*{re.escape(cid)}(?:\s*·[^\[\]\n]*)?\s*\]", citation_mark.format(id=cid), out)
     return out

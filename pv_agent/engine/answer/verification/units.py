@@ -10,8 +10,12 @@ from dataclasses import dataclass
 from ...kb import markdown as md
 
 _ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
-_CITATION = re.compile(rf"\[\s*(?:⚠\s*)?({_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*)\s*\](?!\()")
-_LEADING_CITATIONS = re.compile(rf"(?:\[\s*(?:⚠\s*)?{_ID}(?:\s*[,;]\s*(?:⚠\s*)?{_ID})*\s*\][\s.,;]*)+")
+# "[pv-gfb-02 · Geringfügigkeitsgrenze monatlich · 2026]": an id may name the cell it quotes
+# (system prompt v3, rule 4; named_cells.py) – after a "·", up to the next ";" or the bracket
+_CELL = r"(?:\s*·\s*[^\[\]\n;]*[^\s\[\];])?"
+_ONE = rf"(?:⚠\s*)?{_ID}{_CELL}"
+_CITATION = re.compile(rf"\[\s*(?:⚠\s*)?({_ID}{_CELL}(?:\s*[,;]\s*{_ONE})*)\s*\](?!\()")
+_LEADING_CITATIONS = re.compile(rf"(?:\[\s*{_ONE}(?:\s*[,;]\s*{_ONE})*\s*\][\s.,;]*)+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
 _ABBREVIATIONS = md.ABBREVIATIONS
@@ -46,11 +50,28 @@ def leaks_prompt(answer: str, system_prompt: str, min_run: int = 60) -> bool:
 def citations_in(text: str) -> list[str]:
     out: list[str] = []
     for m in _CITATION.finditer(text):
-        for part in re.split(r"[,;]", m.group(1)):
-            cid = part.replace("⚠", "").strip()
-            if cid and cid not in out:
+        for cid, _cell in citation_parts(m.group(1)):
+            if cid not in out:
                 out.append(cid)
     return out
+
+
+def citation_parts(inside: str) -> list[tuple[str, str]]:
+    """The ids of one bracket's text, each with the cell it names ("" for none):
+    "pv-a-01, ⚠ pv-b-02" → [("pv-a-01", ""), ("pv-b-02", "")]; "pv-gfb-02 · Grenze · 2026"
+    → [("pv-gfb-02", "Grenze · 2026")]."""
+    out: list[tuple[str, str]] = []
+    for chunk in inside.split(";"):
+        head, dot, cell = chunk.partition("·")
+        ids = [p.replace("⚠", "").strip() for p in (head.split(",") if not dot else [head])]
+        out += [(cid, cell.strip() if dot else "") for cid in ids if cid]
+    return out
+
+
+def cited_cells(text: str) -> list[tuple[int, str, str]]:
+    """(position, entry id, cell name) of each citation naming a cell, in ``text``'s order."""
+    return [(m.start(), cid, cell) for m in _CITATION.finditer(text)
+            for cid, cell in citation_parts(m.group(1)) if cell]
 
 
 def split_units(answer: str) -> list[Unit]:

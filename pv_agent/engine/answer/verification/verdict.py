@@ -28,6 +28,7 @@ from .fact_index import BlockFacts
 from .claims import _GAP, GAP_WIDE, ClaimCheck, Similarity, _claim_support, _is_claim
 from .conflicts import ConflictGroup, _check_conflict_sides, find_conflicts
 from .given import _question_figures
+from .named_cells import cell_names
 from .units import _CITATION, Unit, citations_in, split_units
 
 __all__ = ["REASONS", "CitationCheck", "FigureIssue", "Verification", "verify"]
@@ -167,7 +168,7 @@ def verify(
         restated = _restated(n, units, backed, question_figures, unit_figs) if _bare(u, text, unit_figs) else None
         result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around,
                             gap=bool(_GAP.search(text)), gap_years=bool(GAP_WIDE.search(text)),
-                            restated=restated, restated_in=u.lead_of)
+                            restated=restated, restated_in=u.lead_of, names=cell_names(u.text))
         failed = {i.figure for i in result.issues}
         near_question = {(f.start, f.text) for f in result.beside_question}
         backed[n] = [(f, (f.start, f.text) in near_question) for f in unit_figs if f.text not in failed]
