@@ -18,6 +18,9 @@ Kinds (``KINDS``), each applied to one figure, sentence or citation of the draft
   does not contain the sentence's figures;
 - ``negation``   – a negation added (or an antonym put in) where the cited block states the
   positive: "ist steuerfrei" → "ist nicht steuerfrei", "steuerfrei" → "steuerpflichtig".
+- ``named_row``  – a figure whose citation names its cell ("551,10 € [pv-gfb-02 · Betrag · 2026]",
+  prompt v3) replaced by another row's value *and* the name by that row's labels: the model read
+  the wrong row and copied its label (an ``other_row`` move keeps the name of the right cell).
 
 Skip rule (conservative, so a mutation is wrong for certain): a replacement value is skipped
 when it equals the value of the figure's own cell, or when a fact of a cited block has that
@@ -43,7 +46,7 @@ from decimal import Decimal, InvalidOperation
 from pv_agent.engine.answer.context import Context
 from pv_agent.engine.kb import markdown
 
-KINDS = ("other_row", "other_year", "period", "swap", "digits", "neighbour_citation", "negation")
+KINDS = ("other_row", "other_year", "period", "swap", "digits", "neighbour_citation", "negation", "named_row")
 WRONG_CELL_KINDS = ("other_row", "other_year", "period")
 
 
@@ -518,14 +521,28 @@ def _cell_mutations(d: _Draft, seg: Segment, figs: list[Figure], seed: int) -> l
                 out.append(_mutation(d, seg, kind, detail, start, end, other.number))
         if "period" not in options and fig.kind == "eur":
             out += _period_word(d, seg, fig, figs, cells, sentence)
+        named = _NAMED.match(d.text, end, seg.end)
+        choices = sorted((o for o in options.get("other_row", {}).values() if o[0].value not in same_clause),
+                         key=lambda o: (o[0].value, o[0].number))
+        if named and choices:
+            other, _ = _rng(seed, d.draft_id, seg.start, k, "named_row").choice(choices)
+            label = " · ".join(p for p in (other.label, other.header if other.col >= 0 else "") if p.strip())
+            label = " ".join(label.replace("*", "").replace("|", " ").split())
+            new = f"{other.number}{named.group(1)}[{named.group(2) or ''}{named.group(3)} · {label}]"
+            out.append(_mutation(d, seg, "named_row", "row", start, named.end(), new))
     return out
+
+
+# a figure's citation naming its cell, right after it (its unit and Stand may stand between)
+_NAMED = re.compile(r"(\s*(?:[^\s\[\]()\d]+\s*)?(?:\(Stand [^()\[\]\n]*\)\s*)?)\[\s*(⚠\s*)?([a-z0-9]+(?:-[a-z0-9]+)+)\s*·\s*[^\]\n]*\]")
 
 
 def _period_word(d: _Draft, seg: Segment, fig: Figure, figs: list[Figure], cells: list[Fact], sentence: str) -> list[Mutation]:
     """No variant value in the block: the sentence's one period word changed (detail ``word``)."""
     clause_start = max([0] + [m.end() for m in _CLAUSE.finditer(sentence) if m.end() <= fig.start])
     clause_end = min([len(sentence)] + [m.start() for m in _CLAUSE.finditer(sentence) if m.start() >= fig.end])
-    words = list(_PERIOD_WORD.finditer(sentence, clause_start, clause_end))
+    # never a word of a citation: "[pv-jub-02 · Höchstbetrag pro Jahr]" names a cell, it claims nothing
+    words = list(_PERIOD_WORD.finditer(_blank_citations(sentence), clause_start, clause_end))
     others = [f for f in figs if f is not fig and f.kind == "eur" and clause_start <= f.start < clause_end]
     if len(words) != 1 or others:
         return []
@@ -650,8 +667,12 @@ def _words(text: str) -> set[str]:
     return {unit_key(w) for w in re.findall(r"[A-Za-zÄÖÜäöüß][\wäöüß-]+", text) if fold(w) not in _STOP and len(w) > 2}
 
 
+def _blank_citations(text: str) -> str:
+    return _CITATION.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def _negation(d: _Draft, seg: Segment) -> list[Mutation]:
-    sentence = d.text[seg.start:seg.end]
+    sentence = _blank_citations(d.text[seg.start:seg.end])  # a cell name claims nothing
     blocks = [b.text for b in d.context.blocks if b.entry_id in seg.cited]
     if not blocks or seg.kind in ("heading", "row"):
         return []

@@ -40,6 +40,7 @@ MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured 
     "swap": 20,
     "neighbour_citation": 30,
     "negation": 10,
+    "named_row": 0,  # only drafts written on prompt v3 name their cells
 }
 MIN_REALISTIC_DRAFTS = 45  # the reported split (and ≥ 60 over all realistic splits, below)
 

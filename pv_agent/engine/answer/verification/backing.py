@@ -16,7 +16,7 @@ from . import reversals as rv
 from .fact_index import BlockFacts, FactIndex
 from ... import figures as nb
 from . import named_cells as nc
-from .given import _GivenFigure, _given, echoes_question, marked_given, possessed
+from .given import _GivenFigure, _given, echoes_question, marked_elsewhere, marked_given, possessed
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -106,6 +106,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         for r, (o, c, _) in zip(refuted_clauses, pieces))
     label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
     backed, pending = [], []  # figures backed in their cell; figures read in another cell, to look at again
+    named_backed: list = []  # (name, figure, index of its fact in the block): figures backed in a named cell
     for n_piece, (offset, clause, labels) in enumerate(pieces):
         clause_refuted = bool(refuted_clauses[n_piece]) if refuted else False
         if kind == "row":
@@ -130,9 +131,17 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
             if question_figures else {}
         for fig in clause_figs:
-            if fig.kind == "number" and not nb.is_answer_figure(fig) or gap and fig.kind in ("year", "date"):
+            if fig.kind == "number" and not nb.is_answer_figure(fig):
                 continue
-            given = given_here.get(id(fig), False) or bool(question_figures) and marked_given(clause, fig, question_figures)
+            if gap and fig.kind in ("year", "date"):
+                # a year of a sentence saying what the blocks leave open names what is missing – a
+                # year the question, a cited or another block names ("ob die Prämie für 2025 …")
+                if not _known_year(fig, question_figures, answer_facts, facts):
+                    _report(out, fig, ("not_in_block", ""), cites, facts)
+                continue
+            marked = bool(question_figures) and marked_given(clause, fig, question_figures) \
+                and not marked_elsewhere(clause, fig, clause_figs, question_figures)
+            given = given_here.get(id(fig), False) or marked
             name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names else None
             if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
                 out.beside_question.append(nb.shifted(fig, offset))
@@ -189,9 +198,12 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # needs only to stand in a cited entry; the cells below are checked in its column
                 issue = None if any(nb.matches(fig, f.figure) for f in cited_facts.candidates(fig)) \
                     else ("not_in_block", "")
-            elif name is not None and not given and (
-                    named := _named_backing(fig, role, reading, name, cited_facts, facts)) is not _UNRESOLVED:
-                # the model named the cell it quotes: that cell is compared, not a guessed one
+            elif name is not None and (named := _named_backing(
+                    fig, role, _named_role(fig, clause, value_figs if fig in value_figs else clause_figs, labels,
+                                           label_figs, role, name), reading, name, cited_facts, facts,
+                    record=named_backed, at=nb.shifted(fig, offset))) is not _UNRESOLVED:
+                # the model named the cell it quotes: that cell is compared, not a guessed one (also
+                # for a figure the question gave: the answer says the block holds it there)
                 issue = named
             elif _counted_name(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
@@ -203,7 +215,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # sentence must not pass it off as another cell's value ("nach der Novelle 10
                 # Überstunden" when the question's 10 is the outdated figure and the Novelle says 15)
                 issue = _given_misplaced(fig, role, reading, cited_facts, facts) \
-                    if not example and not possessed(clause, fig) \
+                    if not example and not marked and not possessed(clause, fig) \
                     and not echoes_question(clause, fig, clause_figs, question_figures) else None
             else:
                 index = answer_facts if anywhere else cited_facts
@@ -236,6 +248,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 issue = None
         if issue is not None:
             _report(out, fig, issue, cites, facts)
+    _check_named_order(out, named_backed, cites, facts)
     flagged = {i.figure for i in out.issues}
     for old, new, detail in rv.arrows_reversed(text, all_figs, cited_facts):
         if new.text not in flagged:
@@ -268,14 +281,7 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
         return reason, ""
     if fig.kind in ("year", "date", "number") or not align:
         return None
-    # a figure the answer calls outdated is one of the values a block calls outdated
-    in_text = any(f.where != "title" and nb.same_value(fig, f.figure) for f in cited_facts.candidates(fig))
-    candidates = [fc.as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
-                  and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
-                  and not rl.mismatch(role, f.role) and not _compound(f.figure)
-                  and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))
-                  and not (taken and any(nb.same_value(f.figure, t) for t in taken))]
-    verdict = al.align(fig, candidates, reading, facts.titles, facts.aliases)
+    verdict = al.align(fig, _competitors(fig, role, cited_facts, taken), reading, facts.titles, facts.aliases)
     if verdict.backed:
         if verdict.clear and clear is not None:
             clear.append(verdict)
@@ -288,16 +294,98 @@ def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, a
                     f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“"), about
 
 
+def _competitors(fig, role, cited_facts: FactIndex, taken: list | None = None) -> list:
+    """The facts of the cited blocks ``fig`` may be about: its class, not contradicted by its role."""
+    # a figure the answer calls outdated is one of the values a block calls outdated
+    in_text = any(f.where != "title" and nb.same_value(fig, f.figure) for f in cited_facts.candidates(fig))
+    return [fc.as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
+            and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
+            and not rl.mismatch(role, f.role) and not _compound(f.figure)
+            and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))
+            and not (taken and any(nb.same_value(f.figure, t) for t in taken))]
+
+
+# A name copied from another row than the sentence speaks of: the sentence's words must name
+# that other cell this much more clearly than the named one (alignment scores; calibrated on
+# cal7, the calibration drafts written on prompt v3 – docs/verification.md §11)
+NAME_MARGIN = 1.0
 _UNRESOLVED = ("unresolved",)  # the cell name finds no fact: the figure is read by its words
 
 
-def _named_backing(fig, role, reading, name: nc.CellName, cited_facts: FactIndex, facts: BlockFacts) -> tuple | None:
-    """None when the named cell carries ``fig``'s value in a role the sentence does not
-    contradict; the issue otherwise; ``_UNRESOLVED`` when the name finds no fact."""
+def _named_role(fig, clause: str, clause_figs: list, labels: str, label_figs: list, role: rl.Role,
+                name: nc.CellName) -> rl.Role:
+    """What the sentence says of a figure whose cell it names: the year, period, share and side
+    of its own clause (or its answer table's row and column) – not what the rest of the sentence
+    says, nor the figures beside it or its limit words: the name says which row it is. A name
+    calling the value outdated ("… 27.12.2025 (überholt)") says so of it."""
+    start, end = _own_sentence(clause, fig)
+    own_figs = [nb.shifted(f, -start) for f in clause_figs if start <= f.start and f.end <= end]
+    own_fig = next(f for f in own_figs if f.start == fig.start - start)
+    own = rl.role_of(own_fig, clause[start:end], own_figs, context=labels, context_figs=label_figs)
+    return rl.Role(years=own.years, period=own.period, share=own.share, side=own.side,
+                   refuted=role.refuted or bool(_REFUTED_IN_ANSWER.search(name.name)))
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ„\"(])")
+
+
+def _own_sentence(clause: str, fig) -> tuple[int, int]:
+    """The span of the sentence of ``clause`` that holds ``fig`` (an item may hold several)."""
+    start, end = 0, len(clause)
+    for m in _SENTENCE_BREAK.finditer(clause):
+        if m.end() <= fig.start:
+            start = m.end()
+        elif m.start() >= fig.end:
+            end = m.start()
+            break
+    return start, end
+
+
+def _named_backing(fig, role, named_role, reading, name: nc.CellName, cited_facts: FactIndex,
+                   facts: BlockFacts, *, record: list | None = None, at=None) -> tuple | None:
+    """None when the named cell carries ``fig``'s value in a role its clause does not
+    contradict (``named_role``); the issue otherwise; ``_UNRESOLVED`` when the name finds no fact.
+    A backed figure goes to ``record`` with the place of its fact (``at``: the figure in the unit)."""
+    issue = _named_issue(fig, role, named_role, reading, name, cited_facts, facts)
+    if issue is None and record is not None:
+        block = facts[name.entry_id]
+        named = nc.named_facts(fig, name, block, facts.aliases)
+        places = [i for i, f in enumerate(block) if f in named and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
+        record.append((name, at or fig, min(places, default=-1), len({f.figure.value for f in named})))
+    return issue
+
+
+def _check_named_order(out: UnitResult, named_backed: list, cites: list[str], facts: BlockFacts) -> None:
+    """Figures of one unit naming the same cell of several values ("zwischen 24.616 € […] und
+    31.494 € [… · Einschleifung 2026 · erhöhter PAB]") stand in the cell's order, each once."""
+    by_name: dict = {}
+    for name, fig, place, values in named_backed:
+        if values > 1 and place >= 0:
+            by_name.setdefault((name.entry_id, nc.describe_name(name)), []).append((fig.start, fig, place))
+    for (entry_id, described), figs in by_name.items():
+        figs.sort(key=lambda t: t[0])
+        for (_, a, pa), (_, b, pb) in zip(figs, figs[1:]):
+            if pb <= pa:
+                out.issues.append(FigureIssue(b.text, "", list(cites), facts.holding(b), "row",
+                                              f"[{entry_id}] nennt für „{described}“ {a.text} und {b.text} "
+                                              f"in anderer Reihenfolge oder nur einmal"))
+
+
+def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
+    """A year or date the question, a cited block or any other block of the context names."""
+    if any(nb.matches(fig, q.figure) or nb.matches(q.figure, fig) for q in question_figures):
+        return True
+    for index in (answer_facts, facts.index(list(facts.blocks))):
+        if fig.kind == "year" and fig.value in index.years or any(nb.matches(fig, f.figure) for f in index.candidates(fig)):
+            return True
+    return False
+
+
+def _named_issue(fig, role, named_role, reading, name: nc.CellName, cited_facts: FactIndex,
+                 facts: BlockFacts) -> tuple | None:
     if name.entry_id not in facts.blocks:
         return _UNRESOLVED
-    named = [fc.as_unit_of(f, fig) for f in nc.named_facts(
-        fig, name, facts[name.entry_id], facts.titles.get(name.entry_id, ""), facts.aliases)]
+    named = [fc.as_unit_of(f, fig) for f in nc.named_facts(fig, name, facts[name.entry_id], facts.aliases)]
     if not named:
         return _UNRESOLVED
     holding = [f for f in named if nb.matches(fig, f.figure)]
@@ -305,7 +393,9 @@ def _named_backing(fig, role, reading, name: nc.CellName, cited_facts: FactIndex
         values = list(dict.fromkeys(f.figure.text for f in named))
         shown = ", ".join(values[:3]) + (" …" if len(values) > 3 else "")
         return "cell", f"[{name.entry_id}] nennt für „{nc.describe_name(name)}“ {shown}; {fig.text} steht dort nicht"
-    issue = _backing(fig, role, reading, FactIndex(named), facts)
+    if fig.value in nc.name_values(name) and not _support(fig, named_role, FactIndex(holding)):
+        return None  # "41 % [pv-lst-06 · Steuersatz 41 % · im Rechner-Code]": the row the value names
+    issue = _backing(fig, named_role, reading, FactIndex(named), facts)
     if issue is not None:
         return issue
     # a name copied from another row than the sentence speaks of ("Die Geringfügigkeitsgrenze
@@ -313,9 +403,10 @@ def _named_backing(fig, role, reading, name: nc.CellName, cited_facts: FactIndex
     # say nothing of the named cell and name another cell clearly
     named_words = frozenset().union(*(nc.own_words(f, facts.aliases) for f in holding))
     if not any(al._matched(g, named_words) for g in reading.clause):
-        words_issue = _backing(fig, role, reading, cited_facts, facts)
-        if words_issue is not None and words_issue[0] == "cell":
-            about = words_issue[2]
+        verdict = al.align(fig, _competitors(fig, role, cited_facts), reading, facts.titles, facts.aliases,
+                           margin=NAME_MARGIN)
+        if not verdict.backed and not verdict.ambiguous:
+            about = verdict.about
             return "cell", (f"der Satz spricht von „{al.describe(about)}“ ([{about.entry_id}]: {about.figure.text}), "
                             f"die genannte Fundstelle „{nc.describe_name(name)}“ von etwas anderem")
     return None

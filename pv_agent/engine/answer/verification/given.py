@@ -180,3 +180,18 @@ def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]
     if not _MARKED_GIVEN.search(text[fig.end:fig.end + 60]):
         return False
     return any(nb.matches(fig, q.figure) or _unit_added(fig, q.figure) for q in question_figures)
+
+
+def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
+                     question_figures: list[_GivenFigure]) -> bool:
+    """A figure marked as the question's stands with the words of another of the question's
+    figures and none of its own: "bei 200 € (laut Frage) pro Tag" for "€5 per telework day …
+    €200 in total" – the clerk's figures swapped."""
+    near = _near_words(clause, fig, clause_figs)
+    own = [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)]
+    others = [q for q in question_figures if q not in own and nb._same_class(q.figure, fig)]
+
+    def said_of(qs):
+        return any(_related(a, b) for q in qs for a in near for b in q.nouns | q.words)
+
+    return said_of(others) and not said_of(own)

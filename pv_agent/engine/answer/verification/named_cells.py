@@ -13,12 +13,14 @@ and whose years hold the name's years.
 - The named facts do not carry the figure's value: the wrong cell – "[pv-gfb-02] nennt für
   „Geringfügigkeitsgrenze monatlich 2026“ 551,10 €; 826,65 € steht dort nicht".
 - They carry it: the figure is that cell's value; its sentence must still not contradict the
-  cell's role (year, period, side, bound: roles.mismatch), and when the name covers cells of
-  several values, the sentence's words choose among those cells only.
+  cell's year, period, share or side, nor call a value current the block calls outdated
+  (roles.mismatch) – the figures the sentence writes beside it and its limit words are not
+  read against the row: the name says which row it is. When the name covers cells of several
+  values, the sentence's words choose among those cells only.
 
-A bracket names, of each class of figures (amounts, percentages, counts of one unit), only the
-last one written before it: "551,10 € monatlich bzw. 6.613,20 € jährlich [pv-gfb-02 ·
-Geringfügigkeitsgrenze jährlich]" names the yearly figure; the monthly one is read by its words.
+A bracket names only the figure written right before it (its Stand may stand between them):
+"551,10 € monatlich bzw. 6.613,20 € jährlich [pv-gfb-02 · Geringfügigkeitsgrenze jährlich]"
+names the yearly figure; the monthly one is read by its words.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from functools import lru_cache
 from ... import figures as nb
 from . import alignment as al
 from . import facts as fc
+from . import roles as rl
 from .units import cited_cells
 
 
@@ -46,39 +49,57 @@ def cell_names(text: str) -> list[CellName]:
 
 
 def named_cell(fig: nb.Figure, figs: list[nb.Figure], names: list[CellName]) -> CellName | None:
-    """The bracket naming ``fig``'s cell: the first after it, with no figure of its class between
-    them (positions in the unit's text)."""
+    """The bracket naming ``fig``'s cell: the first after it, with no other figure between them
+    but years and dates (its Stand) – positions in the unit's text."""
     if fig.kind in ("year", "date") or not names:
         return None
     after = [n for n in names if n.start >= fig.end]
     if not after:
         return None
     name = after[0]
-    if any(fig.end <= o.start < name.start and nb._same_class(o, fig) for o in figs):
+    if any(fig.end <= o.start < name.start and o.kind not in ("year", "date") for o in figs):
         return None
     return name
 
 
-def named_facts(fig: nb.Figure, name: CellName, facts: tuple, title: str, aliases: dict[str, str]) -> list:
-    """The facts of ``fig``'s class in the named entry whose labels hold every word of the name.
-    A word only the entry's title holds names the entry, not a cell, and is passed over; a word
-    neither a fact nor the title holds makes the name unknown ([])."""
-    groups, years = _name_words(name.name)
+def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str, str]) -> list:
+    """The facts of ``fig``'s class in the named entry whose labels hold every word and every
+    figure of the name ("nach vollendetem 15. Dienstjahr", "40 % · 2026": a row named by its
+    figure). A word no fact holds (the entry's title, "im Rechner-Code") names no cell and is
+    passed over; a name with nothing left finds no fact ([])."""
+    groups, years, values = _name_words(name.name)
+    period, side, share = _dimensions(name.name)
     pool = [f for f in facts if f.where not in ("stand", "title")
             and nb._same_class(fig, fc.as_unit_of(f, fig).figure)
-            and not (years and f.role.years and not years & f.role.years)]
+            and not (years and f.role.years and not years & f.role.years)
+            and not (period and f.role.period and f.role.period != period)
+            and not (side and f.role.side and f.role.side != side)
+            and not (share and f.role.share and f.role.share != share)]
+    # a name listing values of the figure's class names the cell of one of them: "[pv-pp-06 ·
+    # kleines PP 58/113/168 € monatlich]" is not the cell of 31 € (one figure is a row's label:
+    # "Kostenbeitrag des Arbeitnehmers 5 €")
+    listed = [f for f in nb.extract(name.name) if f.kind not in ("year", "date") and nb._same_class(f, fig)]
+    if len(listed) > 1 and not any(nb.same_value(fig, f) for f in listed):
+        return [f for f in pool if any(nb.same_value(f.figure, v) for v in listed)]
     abouts = [own_words(f, aliases) for f in pool]
-    title_words = al.words(title)
-    cell_groups = []
-    for g in groups:
-        if any(al._matched(g, a) for a in abouts):
-            cell_groups.append(g)
-        elif not al._matched(g, title_words):
-            return []
-    if not cell_groups and not years:
+    cell_groups = [g for g in groups if any(al._matched(g, a) for a in abouts)]
+    if not cell_groups and not values and not years:
         return []
     return [f for f, about in zip(pool, abouts) if all(al._matched(g, about) for g in cell_groups)
-            and (cell_groups or f.role.years)]
+            and values <= _values_of(f) and (cell_groups or values or f.role.years)]
+
+
+def _values_of(fact) -> frozenset:
+    """The values a fact's cell shows with it: its own, and those of its row (label cells
+    included) or its clause."""
+    return frozenset(f.value for f in (fact.figure, *fact.role.companions, *fact.row_mates)
+                     if f.kind not in ("year", "date"))
+
+
+@lru_cache(maxsize=4096)
+def _dimensions(name: str) -> tuple:
+    """The period, side and share a name states ("monatlich", "DN", "halb"), each or None."""
+    return rl.dimension(rl.PERIODS, name), rl.dimension(rl._SIDES, name), rl.dimension(rl.SHARES, name)
 
 
 def own_words(fact, aliases: dict[str, str]) -> frozenset:
@@ -87,10 +108,17 @@ def own_words(fact, aliases: dict[str, str]) -> frozenset:
 
 
 @lru_cache(maxsize=4096)
-def _name_words(name: str) -> tuple[frozenset, frozenset]:
+def _name_words(name: str) -> tuple[frozenset, frozenset, frozenset]:
+    """The name's words, its years and the values of its other figures."""
     figs = nb.extract(name)
     years = frozenset(f.value for f in figs if f.kind == "year")
-    return al.groups(nb._without_figures(name, figs)), years
+    values = frozenset(f.value for f in figs if f.kind not in ("year", "date"))
+    return al.groups(nb._without_figures(name, figs)), years, values
+
+
+def name_values(name: CellName) -> frozenset:
+    """The values of the figures a name holds (not its years)."""
+    return _name_words(name.name)[2]
 
 
 def describe_name(name: CellName) -> str:
