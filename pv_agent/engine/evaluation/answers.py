@@ -19,6 +19,7 @@ from typing import Callable
 from .. import figures as fg
 from ..answer import prompts
 from ..answer.ask import ask
+from ..answer.verification.units import _CITATION
 from ..config import Settings
 from .retrieval import GoldQuestion
 from ..llm_clients import ModelClient, make_client
@@ -105,7 +106,9 @@ def evaluate_answers(
             llm_ms=d["timings"]["llm_ms"],
             llm_calls=answer.llm_calls,
             expect_figures=list(item.expect_figures),
-            found_figures=figures_found(item.expect_figures, text) if answer.state in ANSWERING_STATES else [],
+            # a cell name in a citation ("[pv-abf-01 · nach 20 Jahren]") states no figure
+            found_figures=figures_found(item.expect_figures, _CITATION.sub(" ", text))
+            if answer.state in ANSWERING_STATES else [],
         )
         results.append(res)
         if progress:

@@ -100,13 +100,14 @@ def words(text: str) -> frozenset:
 
 
 @lru_cache(maxsize=16384)
-def groups(text: str) -> frozenset:
+def groups(text: str, generic: bool = False) -> frozenset:
     """The content words of ``text`` (what a sentence says), each as the group of its forms:
     the word and its abbreviation's long form or the reverse ("HBGL" and "Höchstbeitragsgrundlage"
-    count once)."""
+    count once). ``generic``: keep the words that say nothing in a sentence ("Betrag", "Wert") –
+    in a row label they name the row."""
     out = set()
     for w in tokens(text):
-        if w.isdigit() or w in STOPWORDS or w in _GENERIC or len(w) < 2:
+        if w.isdigit() or w in STOPWORDS or (w in _GENERIC and not generic) or len(w) < 2:
             continue
         gloss = _ALIASES.get(w) or ABBREVIATIONS.get(w) or ABBREVIATIONS.get(w.upper()) or ""
         out.add(frozenset({_stem(w)} | {_stem(t) for t in tokens(gloss) if t not in STOPWORDS}))

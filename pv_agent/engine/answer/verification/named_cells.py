@@ -103,8 +103,14 @@ def _dimensions(name: str) -> tuple:
 
 
 def own_words(fact, aliases: dict[str, str]) -> frozenset:
-    """What a fact is the value of, in its own words (row, column, caption, clause; no title)."""
-    return al._with_aliases(al.words(fact.about) | al.words(fact.label), aliases)
+    """What a fact is the value of, in its own words (row, column, caption, clause; no title),
+    "Betrag" and "Wert" included: in a label they name the row."""
+    return al._with_aliases(_label_words(fact.about) | _label_words(fact.label), aliases)
+
+
+@lru_cache(maxsize=16384)
+def _label_words(text: str) -> frozenset:
+    return frozenset(form for group in al.groups(text, generic=True) for form in group)
 
 
 @lru_cache(maxsize=4096)
@@ -113,7 +119,7 @@ def _name_words(name: str) -> tuple[frozenset, frozenset, frozenset]:
     figs = nb.extract(name)
     years = frozenset(f.value for f in figs if f.kind == "year")
     values = frozenset(f.value for f in figs if f.kind not in ("year", "date"))
-    return al.groups(nb._without_figures(name, figs)), years, values
+    return al.groups(nb._without_figures(name, figs), generic=True), years, values
 
 
 def name_values(name: CellName) -> frozenset:

@@ -155,7 +155,8 @@ def verify(
         if " ".join(text.split()).strip(" .") == refusal_key:
             continue
         unit_figs = [f for f in nb.extract(text) if nb.is_answer_figure(f)]
-        if _is_claim(u, text, unit_figs):
+        if _is_claim(u, text, unit_figs) and not (surroundings[n].header_row and not unit_figs):
+            # (a table's header row without figures names its columns; it states nothing)
             claim_units.append(u)
         if not unit_figs:
             continue
