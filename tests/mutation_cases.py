@@ -18,7 +18,8 @@ from pv_agent.engine.answer.context import Context, ContextBlock
 from mutations import KINDS, Mutation, mutate, verifier_verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
-REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5", "report6")
+REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5", "report6",
+                    "report5v3", "report7")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # The verifier's weights were calibrated on calibration, then held-out and fresh (their false
 # alarms and escapes were read), then in the second round on all four splits including "report".
@@ -30,9 +31,16 @@ SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # none of whom saw the verifier) was the third round's report, measured once, then tuned on. The
 # fourth round: "report5" (72 drafts on new clerk questions) was measured once, then read and tuned
 # on; "report6" (71 drafts on further new questions, written, played and checked by helpers who
-# never saw the verifier) is the split the "Done when" rates are reported on, measured once after.
-CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5")
-REPORTED = ("report6",)
+# never saw the verifier) was the fourth round's report, measured once after.
+# The fifth round changed the contract: the system prompt v3 asks the model to name the cell of
+# every figure ("[pv-gfb-02 · Betrag · 2026]") and to mark the clerk's figures "(laut Frage)".
+# "report5v3" (report5's questions, prompts captured again on v3, one player, one checker) is its
+# calibration data; "report7" (72 new clerk questions, `q-u-…`, written, played and hand-checked
+# by helpers who never saw the verifier, on v3) is the split the rates are reported on, measured
+# once after the fifth round's tuning.
+CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5", "report6",
+               "report5v3")
+REPORTED = ("report7",)
 
 
 @dataclass
