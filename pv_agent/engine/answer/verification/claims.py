@@ -19,10 +19,11 @@ from .units import _CITATION, Unit
 _GAP = re.compile(r"keine Aussage|nicht belegt|enthalten sie nicht|enthält (?:er|sie|der Block) nicht|nicht enthalten|belegen die Blöcke nicht|nennen die Blöcke nicht|sagen die Blöcke nichts|nicht in den Blöcken|enthält (?:die Wissensbasis )?(?:dazu )?(?:keine|nichts)", re.IGNORECASE)
 # "Eine eigene Aussage für 2026 enthalten die Blöcke nicht", "die Wissensbasis regelt das nicht",
 # "geht aus den ausgewerteten Quellen nicht hervor", "lässt die Wissensbasis offen"
-_GAP_SOURCES = r"(?:die |diese |den |der )?(?:ausgewerteten |zitierten |herangezogenen )?(?:Blöcke|Blöcken|Einträge|Einträgen|Quellen|Wissensbasis)"
+_GAP_SOURCES = (r"(?:die |diese |den |der )?(?:ausgewerteten |zitierten |herangezogenen )?"
+                r"(?:Blöcke|Blöcken|Block|Einträge|Einträgen|Eintrag|Quellen|Quelle|Wissensbasis)")
 _GAP_VERBS = r"(?:enthalten|enthält|nennen|nennt|belegen|belegt|regeln|regelt|sagen|sagt|weisen|weist|führen|führt)"
 # In such a sentence the years name what is missing; it is checked against the whole context.
-GAP_WIDE = re.compile(_GAP.pattern + rf"|\b{_GAP_VERBS}\s+{_GAP_SOURCES}\s+(?:\w+\s+){{0,2}}(?:nicht|nichts|keine\w*|weder)\b"
+GAP_WIDE = re.compile(_GAP.pattern + rf"|\b{_GAP_VERBS}\s+{_GAP_SOURCES}\s+(?:[\w-]+\s+){{0,4}}(?:nicht|nichts|keine\w*|weder)\b"
                   rf"|\b{_GAP_SOURCES}\s+{_GAP_VERBS}\s+(?:\w+\s+){{0,4}}(?:nicht|nichts|keine\w*|weder)\b"
                   rf"|\bgeht aus {_GAP_SOURCES} nicht hervor|\blass?en {_GAP_SOURCES} offen|\blässt {_GAP_SOURCES} offen",
                   re.IGNORECASE)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ... import figures as nb
+from ...textnorm import fold
 from . import alignment as al
 from . import facts as fc
 from . import roles as rl
@@ -85,8 +86,24 @@ def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str,
     cell_groups = [g for g in groups if any(al._matched(g, a) for a in abouts)]
     if not cell_groups and not values and not years:
         return []
-    return [f for f, about in zip(pool, abouts) if all(al._matched(g, about) for g in cell_groups)
-            and values <= _values_of(f) and (cell_groups or values or f.role.years)]
+    named = [f for f, about in zip(pool, abouts) if all(al._matched(g, about) for g in cell_groups)
+             and values <= _values_of(f) and (cell_groups or values or f.role.years)]
+    # "[pv-sb-12 · 2025]": the cells of that year alone, where the block has some
+    if years and any(f.role.years and f.role.years <= years for f in named):
+        named = [f for f in named if f.role.years and f.role.years <= years]
+    # the parts of the name the block writes word for word ("über 60 km", not "40 bis 60 km")
+    verbatim = [_verbatim_parts(name.name, f) for f in named]
+    if verbatim and max(verbatim) > 0:
+        named = [f for f, n in zip(named, verbatim) if n == max(verbatim)]
+    return named
+
+
+def _verbatim_parts(name: str, fact) -> int:
+    """How many parts of the name ("über 60 km · monatlich") the fact's row label or clause holds
+    word for word (case and spacing folded)."""
+    text = " ".join(fold(f"{fact.label} | {fact.about}").split())
+    return sum(1 for part in name.split("·") if len(part.strip()) >= 3
+               and re.search(rf"(?<!\w){re.escape(' '.join(fold(part).split()))}(?!\w)", text))
 
 
 def _values_of(fact) -> frozenset:
