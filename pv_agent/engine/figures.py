@@ -48,6 +48,7 @@ _FIGURE = re.compile(
     r"|(?P<ym>(?<![\d.,-])(?P<y3>(?:19|20)\d{2})-(?P<m3>0[1-9]|1[0-2])(?![\d-]))"
     r"|(?P<dm>(?<![\d.,])(?P<d4>\d{1,2})\.(?P<m4>\d{1,2})\.(?!\d))"
     rf"|(?P<pre>(?:€|(?<![A-Za-zÄÖÜäöüß])EUR)\s?)?(?P<num>(?<![\w.,]){_NUM})(?![\d])"
+    rf"(?P<scale>\s?(?:Mio\.|Mrd\.|Mio\b|Mrd\b|Millionen\b|Million\b|Milliarden\b|Milliarde\b|billion\b))?"
     rf"(?P<unit>\s?(?:€|EUR\b|Euro\b|%|Prozent\b|(?:{_UNIT_WORDS})(?:e|en|es|s|n)?\b))?"
     rf"(?P<noun>(?(unit)|[ \u00a0](?-i:{_NOUN})\b))?",
     re.IGNORECASE,
@@ -119,6 +120,9 @@ def parse_number(raw: str) -> Decimal | None:
         return None
 
 
+_SCALES = {"mio": Decimal(10) ** 6, "mil": Decimal(10) ** 6, "mrd": Decimal(10) ** 9, "bil": Decimal(10) ** 9}
+
+
 def _unit_kind(unit: str) -> str:
     u = unit.strip().lower()
     if u in ("€", "eur", "euro"):
@@ -164,6 +168,9 @@ def _extract(text: str) -> tuple[Figure, ...]:
             if value is None:
                 continue
             kind = "money" if g["pre"] else _unit_kind(g["unit"] or "")
+            if g["scale"]:  # "1,3 Mio. €", "€1.3 million", "über 1 Mio.": an amount in millions
+                value *= _SCALES[g["scale"].strip().rstrip(".").lower()[:3]]
+                kind = "money" if kind == "number" else kind
             if kind == "number" and re.fullmatch(r"(?:19|20)\d{2}", g["num"]):
                 out.append(Figure(g["num"], "year", int(g["num"]), m.start("num"), m.end("num")))
                 continue

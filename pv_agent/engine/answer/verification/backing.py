@@ -131,7 +131,10 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
             if question_figures else {}
         for fig in clause_figs:
-            if fig.kind == "number" and not nb.is_answer_figure(fig):
+            # a bare number ("1567", "0800") is no figure to check – unless its citation names
+            # the cell it quotes: then it claims that cell's value
+            if fig.kind == "number" and not nb.is_answer_figure(fig) and not (
+                    names and _named_number(clause, fig) and nc.named_cell(nb.shifted(fig, offset), all_figs, names)):
                 continue
             if gap and fig.kind in ("year", "date"):
                 # a year of a sentence saying what the blocks leave open names what is missing – a
@@ -193,7 +196,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 if issue is None and restated_in and not any(
                         nb.matches(fig, f.figure) for f in facts.index(restated_in).candidates(fig)):
                     issue = ("not_in_block", "")
-            elif around.header_row and not anywhere:
+            elif around.header_row and not anywhere and not given:
                 # "| 20 bis 40 km | monatlich | jährlich |": a column's name claims no value – it
                 # needs only to stand in a cited entry; the cells below are checked in its column
                 issue = None if any(nb.matches(fig, f.figure) for f in cited_facts.candidates(fig)) \
@@ -322,7 +325,10 @@ def _named_role(fig, clause: str, clause_figs: list, labels: str, label_figs: li
     own_figs = [nb.shifted(f, -start) for f in clause_figs if start <= f.start and f.end <= end]
     own_fig = next(f for f in own_figs if f.start == fig.start - start)
     own = rl.role_of(own_fig, clause[start:end], own_figs, context=labels, context_figs=label_figs)
-    return rl.Role(years=own.years, period=own.period, share=own.share, side=own.side,
+    # a name with a year ("[pv-dg-08 · 2025 · Salzburg]") says the year itself: the sentence's
+    # years ("zum 1.1.2026 von 0,36 % auf …") are its context
+    years = frozenset() if nc.name_years(name) else own.years
+    return rl.Role(years=years, period=own.period, share=own.share, side=own.side,
                    refuted=role.refuted or bool(_REFUTED_IN_ANSWER.search(name.name)))
 
 
@@ -420,6 +426,12 @@ def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFac
     return None if issue and issue[0] == "ambiguous" else issue
 
 
+def _named_number(clause: str, fig: nb.Figure) -> bool:
+    """A bare number that may be a cell's value ("1567" of a data field), not part of a fraction
+    or a reference ("1/12", "BGBl. II 417/2024")."""
+    return len(fig.text) >= 3 and "/" not in clause[max(0, fig.start - 1):fig.end + 1]
+
+
 _LABEL = re.compile(r"^[\s*_\-•]*([A-Za-zÄÖÜäöüß][^:\d]{0,40}?)\**:\s")
 
 
@@ -482,7 +494,8 @@ def _paired_elsewhere(fig: nb.Figure, role: rl.Role, cited_facts: FactIndex) -> 
     for comp in role.companions:
         if comp.kind in ("year", "date", "number"):
             continue
-        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure)
+        # (a row's upper limit restated in the next row as its lower one pairs with nothing there)
+        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure) and not f.role.floor
                 and not (role.years and f.role.years and not role.years & f.role.years)
                 and any(nb._same_class(c, fig) for c in f.role.companions)]
         if rows and not any(any(nb.same_value(fig, c) for c in f.role.companions) for f in rows):

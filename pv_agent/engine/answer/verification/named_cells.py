@@ -139,6 +139,11 @@ def _name_words(name: str) -> tuple[frozenset, frozenset, frozenset]:
     return al.groups(nb._without_figures(name, figs), generic=True), years, values
 
 
+def name_years(name: CellName) -> frozenset:
+    """The years a name states ("2025 · Salzburg")."""
+    return _name_words(name.name)[1]
+
+
 def name_values(name: CellName) -> frozenset:
     """The values of the figures a name holds (not its years)."""
     return _name_words(name.name)[2]

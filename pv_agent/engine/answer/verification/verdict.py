@@ -155,8 +155,9 @@ def verify(
         if " ".join(text.split()).strip(" .") == refusal_key:
             continue
         unit_figs = [f for f in nb.extract(text) if nb.is_answer_figure(f)]
-        if _is_claim(u, text, unit_figs) and not (surroundings[n].header_row and not unit_figs):
-            # (a table's header row without figures names its columns; it states nothing)
+        if _is_claim(u, text, unit_figs) and not (
+                surroundings[n].header_row and all(f.kind in ("year", "date") for f in unit_figs)):
+            # (a table's header row names its columns – "| Position | steuerfrei 2024 |": it states nothing)
             claim_units.append(u)
         if not unit_figs:
             continue
