@@ -494,8 +494,10 @@ def _paired_elsewhere(fig: nb.Figure, role: rl.Role, cited_facts: FactIndex) -> 
     for comp in role.companions:
         if comp.kind in ("year", "date", "number"):
             continue
-        # (a row's upper limit restated in the next row as its lower one pairs with nothing there)
-        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure) and not f.role.floor
+        # (a row's upper limit restated in the next row as its lower one pairs with that row only
+        # where the answer writes it as one: "2,95 % über 2.630 €", not "über 69.166 € bis 103.072 €")
+        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure)
+                and (not f.role.floor or comp in role.over)
                 and not (role.years and f.role.years and not role.years & f.role.years)
                 and any(nb._same_class(c, fig) for c in f.role.companions)]
         if rows and not any(any(nb.same_value(fig, c) for c in f.role.companions) for f in rows):
