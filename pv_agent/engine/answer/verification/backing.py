@@ -357,7 +357,7 @@ def _named_backing(fig, role, named_role, reading, name: nc.CellName, cited_fact
         block = facts[name.entry_id]
         named = nc.named_facts(fig, name, block, facts.aliases)
         places = [i for i, f in enumerate(block) if f in named and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
-        record.append((name, at or fig, min(places, default=-1), len({f.figure.value for f in named})))
+        record.append((name, at or fig, places, len({f.figure.value for f in named})))
     return issue
 
 
@@ -365,16 +365,20 @@ def _check_named_order(out: UnitResult, named_backed: list, cites: list[str], fa
     """Figures of one unit naming the same cell of several values ("zwischen 24.616 € […] und
     31.494 € [… · Einschleifung 2026 · erhöhter PAB]") stand in the cell's order, each once."""
     by_name: dict = {}
-    for name, fig, place, values in named_backed:
-        if values > 1 and place >= 0:
-            by_name.setdefault((name.entry_id, nc.describe_name(name)), []).append((fig.start, fig, place))
+    for name, fig, places, values in named_backed:
+        if values > 1 and places:
+            by_name.setdefault((name.entry_id, nc.describe_name(name)), []).append((fig.start, fig, places))
     for (entry_id, described), figs in by_name.items():
         figs.sort(key=lambda t: t[0])
-        for (_, a, pa), (_, b, pb) in zip(figs, figs[1:]):
-            if pb <= pa:
-                out.issues.append(FigureIssue(b.text, "", list(cites), facts.holding(b), "row",
-                                              f"[{entry_id}] nennt für „{described}“ {a.text} und {b.text} "
+        last, previous = -1, None
+        for _, fig, places in figs:  # each figure at a place of its value after the one before
+            later = [p for p in places if p > last]
+            if not later:
+                out.issues.append(FigureIssue(fig.text, "", list(cites), facts.holding(fig), "row",
+                                              f"[{entry_id}] nennt für „{described}“ {previous.text} und {fig.text} "
                                               f"in anderer Reihenfolge oder nur einmal"))
+                break
+            last, previous = min(later), fig
 
 
 def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
@@ -395,6 +399,9 @@ def _named_issue(fig, role, named_role, reading, name: nc.CellName, cited_facts:
     if not named:
         return _UNRESOLVED
     holding = [f for f in named if nb.matches(fig, f.figure)]
+    if not holding and fig.value in nc.name_values(name) and any(
+            nb.matches(fig, fc.as_unit_of(f, fig).figure) for f in facts[name.entry_id]):
+        return None  # "innerhalb der letzten 25 Jahre [… · in den letzten 25 Jahren]": the name quotes it
     if not holding:
         values = list(dict.fromkeys(f.figure.text for f in named))
         shown = ", ".join(values[:3]) + (" …" if len(values) > 3 else "")

@@ -91,7 +91,8 @@ def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str,
     # "[pv-sb-12 · 2025]": the cells of that year alone, where the block has some
     if years and any(f.role.years and f.role.years <= years for f in named):
         named = [f for f in named if f.role.years and f.role.years <= years]
-    # the parts of the name the block writes word for word ("über 60 km", not "40 bis 60 km")
+    # the parts of the name the block writes word for word ("über 60 km", not "40 bis 60 km"),
+    # a part that is the row's whole label first ("PAB", not "erhöhter PAB")
     verbatim = [_verbatim_parts(name.name, f) for f in named]
     if verbatim and max(verbatim) > 0:
         named = [f for f, n in zip(named, verbatim) if n == max(verbatim)]
@@ -99,11 +100,17 @@ def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str,
 
 
 def _verbatim_parts(name: str, fact) -> int:
-    """How many parts of the name ("über 60 km · monatlich") the fact's row label or clause holds
-    word for word (case and spacing folded)."""
+    """How many parts of the name ("über 60 km · monatlich", "PAB, Jahresbetrag") the fact's row
+    label or clause holds word for word (case and spacing folded); a part that is the whole label
+    counts twice."""
     text = " ".join(fold(f"{fact.label} | {fact.about}").split())
-    return sum(1 for part in name.split("·") if len(part.strip()) >= 3
-               and re.search(rf"(?<!\w){re.escape(' '.join(fold(part).split()))}(?!\w)", text))
+    label = " ".join(fold(fact.label).strip(" *:").split())
+    score = 0
+    for part in re.split(r"[·,;]", name):
+        part = " ".join(fold(part).split())
+        if len(part) >= 2 and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text):
+            score += 2 if part == label else 1
+    return score
 
 
 def _values_of(fact) -> frozenset:
