@@ -100,16 +100,21 @@ def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str,
 
 
 def _verbatim_parts(name: str, fact) -> int:
-    """How many parts of the name ("über 60 km · monatlich", "PAB, Jahresbetrag") the fact's row
-    label or clause holds word for word (case and spacing folded); a part that is the whole label
-    counts twice."""
+    """How closely the fact's labels hold the name ("über 60 km · monatlich", "2026 · PAB,
+    Jahresbetrag"): each part of the name (between "·") that is one of its labels – row label,
+    column header, caption – counts 3, each piece (between "·" or ",") its row label or clause
+    holds word for word 1 (case and spacing folded)."""
     text = " ".join(fold(f"{fact.label} | {fact.about}").split())
-    label = " ".join(fold(fact.label).strip(" *:").split())
+    labels = {" ".join(fold(c).strip(" *:").split()) for c in fact.label.split("|")}
     score = 0
-    for part in re.split(r"[·,;]", name):
+    for part in name.split("·"):
         part = " ".join(fold(part).split())
-        if len(part) >= 2 and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", text):
-            score += 2 if part == label else 1
+        if part in labels:
+            score += 3
+        for piece in part.split(","):
+            piece = piece.strip()
+            if len(piece) >= 2 and re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", text):
+                score += 1
     return score
 
 
