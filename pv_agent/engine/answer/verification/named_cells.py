@@ -76,12 +76,6 @@ def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str,
             and not (period and f.role.period and f.role.period != period)
             and not (side and f.role.side and f.role.side != side)
             and not (share and f.role.share and f.role.share != share)]
-    # a name listing values of the figure's class names the cell of one of them: "[pv-pp-06 ·
-    # kleines PP 58/113/168 € monatlich]" is not the cell of 31 € (one figure is a row's label:
-    # "Kostenbeitrag des Arbeitnehmers 5 €")
-    listed = [f for f in nb.extract(name.name) if f.kind not in ("year", "date") and nb._same_class(f, fig)]
-    if len(listed) > 1 and not any(nb.same_value(fig, f) for f in listed):
-        return [f for f in pool if any(nb.same_value(f.figure, v) for v in listed)]
     abouts = [own_words(f, aliases) for f in pool]
     cell_groups = [g for g in groups if any(al._matched(g, a) for a in abouts)]
     if not cell_groups and not values and not years:
