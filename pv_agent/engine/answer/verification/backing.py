@@ -16,7 +16,7 @@ from . import reversals as rv
 from .fact_index import BlockFacts, FactIndex
 from ... import figures as nb
 from . import named_cells as nc
-from .given import _GivenFigure, _given, echoes_question, marked_elsewhere, marked_given, possessed
+from .given import _GivenFigure, _given, echoes_question, marked_elsewhere, marked_given, marks_question, possessed
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -30,6 +30,7 @@ REASONS = {
     "refuted": "wird im zitierten Eintrag als falsch oder überholt bezeichnet",
     "cell": "steht im zitierten Eintrag für etwas anderes, als der Satz sagt",
     "ambiguous": "lässt offen, wofür sie steht (der zitierte Eintrag nennt dafür mehrere Werte)",
+    "not_in_question": "ist als Angabe der Frage bezeichnet, steht aber nicht in der Frage",
 }
 _INSTEAD = re.compile(r"\b(?:statt|anstatt|anstelle von|instead of)\s*$", re.IGNORECASE)
 _EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*$", re.IGNORECASE)
@@ -144,6 +145,13 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 continue
             marked = bool(question_figures) and marked_given(clause, fig, question_figures) \
                 and not marked_elsewhere(clause, fig, clause_figs, question_figures)
+            if not marked and fig.kind != "number" and marks_question(clause, fig) \
+                    and not given_here.get(id(fig), False):
+                # "4 Monate (laut Frage)" where the clerk wrote "3 Monate": the answer puts words in
+                # the clerk's mouth, whatever a block says
+                _report(out, fig, ("not_in_question", ""), cites, facts)
+                out.checked += 1
+                continue
             given = given_here.get(id(fig), False) or marked
             name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names else None
             if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):

@@ -174,10 +174,15 @@ _MARKED_GIVEN = re.compile(r"^[^\d\[\]]{0,24}?\(\s*(?:laut|lt\.|gemäß|aus) (?:
                            re.IGNORECASE)
 
 
+def marks_question(text: str, fig: nb.Figure) -> bool:
+    """The answer marks ``fig`` as the question's: "70.000 € (laut Frage)"."""
+    return bool(_MARKED_GIVEN.search(text[fig.end:fig.end + 60]))
+
+
 def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:
     """The answer marks ``fig`` as the question's ("70.000 € (laut Frage)") and the question holds
     its value: it needs no source. A mark on a value the question does not hold marks nothing."""
-    if not _MARKED_GIVEN.search(text[fig.end:fig.end + 60]):
+    if not marks_question(text, fig):
         return False
     return any(nb.matches(fig, q.figure) or _unit_added(fig, q.figure) for q in question_figures)
 
