@@ -31,10 +31,10 @@ CASES = [
      "2026 reicht die Stufe bis 70.365 € (Stand 2026-01) [pv-lst-02 · 40 % · 2026].", True, None),
     (("pv-lst-02",), "Bis wohin geht 2026 die 40-%-Stufe?",
      "2026 reicht die Stufe bis 69.166 € (Stand 2026-01) [pv-lst-02 · 40 % · 2026].", False, "cell"),
-    # a name listing several values of the class names one of them
+    # a name writing the row's figures names that row: 21.614 € is the normal PAB's
     (("pv-ab-03",), "Einschleifung erhöhter PAB 2026?",
      "Der erhöhte PAB sinkt ab 21.614 € (Stand 2026-01) [pv-ab-03 · Einschleifung 2026: zwischen 24.616 € und "
-     "31.494 €].", False, "cell"),
+     "31.494 €].", False, None),
     # two figures naming one cell of two values keep the block's order
     (("pv-ab-03",), "Einschleifung erhöhter PAB 2026?",
      "Der erhöhte PAB sinkt 2026 zwischen 24.616 € (Stand 2026-01) [pv-ab-03 · Einschleifung 2026 · erhöhter PAB] "
@@ -47,7 +47,10 @@ CASES = [
      "Von den 600 € (laut Frage) sind nur 300 € (Stand 2024-02) [pv-zs-01 · Freibetrag] steuerfrei.", True, None),
     (("pv-zs-01",), "Wir zahlen 600 € Zukunftssicherung im Jahr – alles steuerfrei?",
      "Von den 650 € (laut Frage) sind nur 300 € (Stand 2024-02) [pv-zs-01 · Freibetrag] steuerfrei.", False,
-     "not_in_block"),
+     "not_in_question"),
+    # … also where a block holds that value: the answer says the clerk wrote it
+    (("pv-zs-01",), "Wir zahlen 600 € Zukunftssicherung im Jahr – alles steuerfrei?",
+     "Von den 300 € (laut Frage) ist alles steuerfrei [pv-zs-01].", False, "not_in_question"),
     # a year in a sentence saying what the blocks leave open: one the question or a block names
     (("pv-zs-01",), "Die Prämie 2025 wurde erst im Jänner 2026 abgebucht – zählt sie für 2025?",
      "Ob die im Jänner 2026 (laut Frage) abgebuchte Prämie noch dem Jahr 2025 zuzurechnen ist, sagen die Blöcke "
