@@ -19,7 +19,7 @@ from mutations import KINDS, Mutation, mutate, verifier_verdict
 
 DATA = Path(__file__).resolve().parent / "data" / "realistic_drafts"
 REALISTIC_SPLITS = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5", "report6",
-                    "report5v3", "report7")
+                    "report5v3", "report7", "report8")
 SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # The verifier's weights were calibrated on calibration, then held-out and fresh (their false
 # alarms and escapes were read), then in the second round on all four splits including "report".
@@ -34,13 +34,14 @@ SPLITS = REALISTIC_SPLITS + ("adversarial",)
 # never saw the verifier) was the fourth round's report, measured once after.
 # The fifth round changed the contract: the system prompt v3 asks the model to name the cell of
 # every figure ("[pv-gfb-02 · Betrag · 2026]") and to mark the clerk's figures "(laut Frage)".
-# "report5v3" (report5's questions, prompts captured again on v3, one player, one checker) is its
+# "report5v3" (report5's questions, prompts captured again on v3, two players, two checkers) is its
 # calibration data; "report7" (72 new clerk questions, `q-u-…`, written, played and hand-checked
-# by helpers who never saw the verifier, on v3) is the split the rates are reported on, measured
-# once after the fifth round's tuning.
+# by helpers who never saw the verifier, on v3) was measured once, then read and tuned on;
+# "report8" (72 further new questions, `q-v-…`, made the same way) is the split the rates are
+# reported on, measured once after the fifth round's tuning.
 CALIBRATION = ("calibration", "heldout", "fresh", "report", "report2", "report3", "report4", "report5", "report6",
-               "report5v3")
-REPORTED = ("report7",)
+               "report5v3", "report7")
+REPORTED = ("report8",)
 
 
 @dataclass
