@@ -13,24 +13,27 @@ import pytest
 from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
-# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §10): on report6, 71 drafts
-# on new questions measured once, the verifier accepts 51 % of the right drafts and 0–10 % of the
-# mutations per kind.
+# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §11): on report8, 72 drafts
+# on new questions written on prompt v3 (the model names the cell of each figure), measured once,
+# the verifier accepts 69 % of the right drafts and 0–8 % of the mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: the rates measured once on report6 + adversarial (2026-12-07; report6 was written,
-# played and hand-checked by helpers who never saw the verifier, after the fourth round's tuning on
-# report5; tools/mutation_report.py --split report6), rounded up to the next step, so that a change
-# making the verifier worse fails. Tighten them as it improves.
-RIGHT_OK_MIN = 0.50  # report6 alone: measured 36/71 = 50.7 %
+# What CI asserts: the rates measured once on report8 + adversarial (2026-12-07; report8 was written,
+# played and hand-checked by helpers who never saw the verifier, after the fifth round's tuning on
+# report5v3 and report7; tools/mutation_report.py --split report8), rounded up to the next step, so
+# that a change making the verifier worse fails. Tighten them as it improves.
+RIGHT_OK_MIN = 0.69  # report8 alone: measured 50/72 = 69.4 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.08,  # 7/95 = 7.4 %
-    "other_year": 0.05,  # 3/66 = 4.5 %
+    "other_row": 0.04,  # 6/170 = 3.5 %
+    "other_year": 0.01,  # 0/65
     "period": 0.01,  # 0/25
-    "digits": 0.005,  # 0/392
-    "swap": 0.07,  # 3/44 = 6.8 %
-    "neighbour_citation": 0.01,  # 0/53
+    "digits": 0.005,  # 2/597 = 0.3 %
+    "swap": 0.07,  # 3/50 = 6.0 %
+    "neighbour_citation": 0.01,  # 0/138
+    # measured only, no target of the issue: a value *and* its cell name moved to another row
+    # (the model read the wrong row and copied its label) – 91/140 = 65 %, docs/verification.md §11
+    "named_row": 0.70,
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,
@@ -40,7 +43,7 @@ MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured 
     "swap": 20,
     "neighbour_citation": 30,
     "negation": 10,
-    "named_row": 0,  # only drafts written on prompt v3 name their cells
+    "named_row": 60,  # only drafts written on prompt v3 name their cells
 }
 MIN_REALISTIC_DRAFTS = 45  # the reported split (and ≥ 60 over all realistic splits, below)
 
