@@ -126,9 +126,27 @@ def run(index, goldset, settings, repeat: int, cited_blocks: int | None) -> dict
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--realistic", metavar="SPLIT", help="instead: the hand-checked realistic drafts of a split "
+                    "of tests/data/realistic_drafts (e.g. report8), each cold (every cache emptied) and again")
     args = ap.parse_args(argv)
-    print(json.dumps(measure(args.repeat), ensure_ascii=False))
+    print(json.dumps(realistic(args.realistic) if args.realistic else measure(args.repeat), ensure_ascii=False))
     return 0
+
+
+def realistic(split: str) -> dict:
+    """verify_ms on drafts strong models wrote (docs/verification.md §11): p95 thread CPU."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from mutation_cases import cases
+
+    cold, steady = [], []
+    for case in cases(split):
+        clear_caches()
+        for samples in (cold, steady):
+            started = time.thread_time()
+            verify(case.draft, case.context, question=case.question)
+            samples.append((time.thread_time() - started) * 1000)
+    return {"split": split, "drafts": len(cold), "verify_cpu_ms": {"cold": stats(cold), "steady": stats(steady)},
+            "target_p95_ms": 20.0, "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
 def measure(repeat: int = 5) -> dict:
