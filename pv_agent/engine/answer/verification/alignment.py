@@ -161,10 +161,9 @@ def _matched(group: frozenset, about: frozenset) -> bool:
 
 
 def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str], aliases: dict[str, str],
-          trace: list | None = None, margin: float | None = None) -> Alignment:
+          trace: list | None = None) -> Alignment:
     """Decide which of ``candidates`` (facts of the cited blocks of ``fig``'s class, none of them
-    contradicted by the sentence's role) ``fig`` is about. ``margin``: CELL_MARGIN unless given."""
-    margin = CELL_MARGIN if margin is None else margin
+    contradicted by the sentence's role) ``fig`` is about."""
     with_value = [f for f in candidates if same_value(fig, f.figure)]
     others = [f for f in candidates if f.where != "stand" and _same_class(fig, f.figure)
               and not same_value(fig, f.figure)]
@@ -180,14 +179,14 @@ def align(fig, candidates: list[Fact], reading: Reading, titles: dict[str, str],
     best_value = max(range(k), key=lambda i: (near[i], far[i]))
     best_other = max(range(k, len(pool)), key=lambda i: (near[i], far[i]))
     quoted, about = pool[best_value], pool[best_other]
-    if near[best_other] >= near[best_value] + margin:
+    if near[best_other] >= near[best_value] + CELL_MARGIN:
         return Alignment(False, about=about, quoted=quoted)
     tied = near[best_other] >= near[best_value]
-    if tied and far[best_other] >= far[best_value] + margin:
+    if tied and far[best_other] >= far[best_value] + CELL_MARGIN:
         return Alignment(False, about=about, quoted=quoted)
     if max(near) <= 0 and max(far) <= 0 and not reading.listing:
         return Alignment(False, ambiguous=True, about=about, quoted=quoted)
-    return Alignment(True, clear=near[best_value] >= near[best_other] + margin, quoted=quoted)
+    return Alignment(True, clear=near[best_value] >= near[best_other] + CELL_MARGIN, quoted=quoted)
 
 
 def _scores(fig, pool: list[Fact], reading: Reading, titles, aliases) -> tuple[list[float], list[float]]:

@@ -8,14 +8,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import alignment as al
-from . import facts as fc
+from . import named_cells as nc
 from . import roles as rl
 from . import reversals as rv
 from .fact_index import BlockFacts, FactIndex
+from .support import cell_issue, is_compound, role_support
 from ... import figures as nb
-from . import named_cells as nc
+from ...kb import markdown as md
+from ...textnorm import fold
 from .given import _GivenFigure, _given, echoes_question, marked_elsewhere, marked_given, marks_question, possessed
 
 REASONS = {
@@ -34,11 +37,6 @@ REASONS = {
 }
 _INSTEAD = re.compile(r"\b(?:statt|anstatt|anstelle von|instead of)\s*$", re.IGNORECASE)
 _EXAMPLE = re.compile(r"(?:z\.\s?B\.|zB|etwa|beispielsweise|Beispiel:?)\s*\(?\s*$", re.IGNORECASE)
-# An answer that says the figure is outdated may quote what a block calls outdated.
-# … and the outdated side of a conflict, reported as what a source once said: "Huemer nannte für 2026
-# dagegen 10 Überstunden"
-_REFUTED_IN_ANSWER = re.compile(rl.REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*"
-                                r"|nannten?)\b", re.I)
 
 
 @dataclass
@@ -91,14 +89,14 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     # "Eine Aussage für 2026 enthalten die Blöcke nicht": a year of the context – looked up in the
     # blocks the answer cites first, in every block only when they do not hold it (parsing all)
     context_facts = (lambda: facts.index(list(facts.blocks))) if gap_years else None
-    refuted = bool(_REFUTED_IN_ANSWER.search(text))
+    refuted = bool(rl.REFUTED_IN_ANSWER.search(text))
     years_before = frozenset()  # years carry within a sentence, never into the next one
     pieces = _pieces(kind, text, around.header_cells)
     # the clauses without a figure of their own speak of the sentence's figures as a whole
     sentence_words = frozenset() if kind == "row" else al.groups(" ".join(
         c for o, c, _ in pieces if not any(nb.in_clause(f, o, c) for f in all_figs)))
     # "überholt" is said of the figures of its clause; in no clause with a figure, of all of them
-    refuted_clauses = [bool(_REFUTED_IN_ANSWER.search(c)) for _, c, _ in pieces] if refuted else []
+    refuted_clauses = [bool(rl.REFUTED_IN_ANSWER.search(c)) for _, c, _ in pieces] if refuted else []
     for i in range(1, len(refuted_clauses)):  # "nannte … 10 Überstunden und 120 €": a bare figure continues its clause
         if not refuted_clauses[i] and _bare_figures(pieces[i][1]):
             refuted_clauses[i] = refuted_clauses[i - 1]
@@ -106,6 +104,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
         for r, (o, c, _) in zip(refuted_clauses, pieces))
     label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
+    quoted = _quoted_spans(text, cites, facts)
     backed, pending = [], []  # figures backed in their cell; figures read in another cell, to look at again
     named_backed: list = []  # (name, figure, index of its fact in the block): figures backed in a named cell
     for n_piece, (offset, clause, labels) in enumerate(pieces):
@@ -136,6 +135,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # the cell it quotes: then it claims that cell's value
             if fig.kind == "number" and not nb.is_answer_figure(fig) and not (
                     names and _named_number(clause, fig) and nc.named_cell(nb.shifted(fig, offset), all_figs, names)):
+                continue
+            if any(a <= fig.start + offset and fig.end + offset <= b for a, b in quoted):
+                out.checked += 1  # „2 bis 20 km“: the block's own words, quoted
                 continue
             if gap and fig.kind in ("year", "date"):
                 # a year of a sentence saying what the blocks leave open names what is missing – a
@@ -209,17 +211,17 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # needs only to stand in a cited entry; the cells below are checked in its column
                 issue = None if any(nb.matches(fig, f.figure) for f in cited_facts.candidates(fig)) \
                     else ("not_in_block", "")
-            elif name is not None and (named := _named_backing(
-                    fig, role, _named_role(fig, clause, value_figs if fig in value_figs else clause_figs, labels,
-                                           label_figs, role, name), reading, name, cited_facts, facts,
-                    record=named_backed, at=nb.shifted(fig, offset))) is not _UNRESOLVED:
+            elif name is not None and (named := nc.check_named(
+                    fig, nc.named_role(fig, clause, value_figs if fig in value_figs else clause_figs, labels,
+                                     label_figs, role, name), reading, name, facts,
+                    record=named_backed, at=nb.shifted(fig, offset))) is not nc.UNRESOLVED:
                 # the model named the cell it quotes: that cell is compared, not a guessed one (also
                 # for a figure the question gave: the answer says the block holds it there)
                 issue = named
             elif _counted_name(fig) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
-                reason = "" if given else _support(fig, dataclasses.replace(role, companions=()), cited_facts)
+                reason = "" if given else role_support(fig, dataclasses.replace(role, companions=()), cited_facts)
                 issue = (reason, "") if reason else None
             elif given:
                 # the clerk's figure needs no source – but where a cited entry holds it, the
@@ -234,9 +236,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                     role = dataclasses.replace(role, over=(), companions=tuple(
                         c for c in role.companions if nb._same_class(c, fig)))
                 clear = []
-                issue = _backing(fig, role, reading, index, facts, align=not (example or instead), clear=clear)
+                issue = cell_issue(fig, role, reading, index, facts, align=not (example or instead), clear=clear)
                 if issue is not None and anywhere and context_facts is not None:
-                    issue = _backing(fig, role, reading, context_facts(), facts, align=not (example or instead),
+                    issue = cell_issue(fig, role, reading, context_facts(), facts, align=not (example or instead),
                                      clear=clear)
                 if issue is None and role.refuted and not anywhere and rv.CALLED_OUTDATED.search(text):
                     issue = rv.not_the_outdated_one(fig, cited_facts)
@@ -255,11 +257,12 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         taken = [b for b in backed if nb._same_class(b, fig) and not nb.same_value(b, fig)]
         if taken and any(nb.same_value(issue[2].figure, b) for b in taken):
             clear = []
-            if _backing(fig, role, reading, index, facts, taken=taken, clear=clear) is None and clear:
+            if cell_issue(fig, role, reading, index, facts, taken=taken, clear=clear) is None and clear:
                 issue = None
         if issue is not None:
             _report(out, fig, issue, cites, facts)
-    _check_named_order(out, named_backed, cites, facts)
+    for fig, detail in nc.named_order_issues(named_backed):
+        out.issues.append(FigureIssue(fig.text, "", list(cites), facts.holding(fig), "row", detail))
     flagged = {i.figure for i in out.issues}
     for old, new, detail in rv.arrows_reversed(text, all_figs, cited_facts):
         if new.text not in flagged:
@@ -279,114 +282,8 @@ def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFa
     out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
 
 
-def _backing(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts, *, align: bool = True,
-             taken: list | None = None, clear: list | None = None) -> tuple | None:
-    """None when ``fig`` is backed, else (reason, detail[, the fact it is about]). An example
-    ("z. B. 38,5 h") is no cell of its own: its value in the cited entry is enough. The cells of
-    ``taken`` values belong to other figures of the sentence and compete no more; ``clear``
-    gets the verdict when the sentence names the figure's cell above every other."""
-    reason = _support(fig, role, cited_facts)
-    if not reason and _paired_elsewhere(fig, role, cited_facts):
-        reason = "row"
-    if reason:
-        return reason, ""
-    if fig.kind in ("year", "date", "number") or not align:
-        return None
-    verdict = al.align(fig, _competitors(fig, role, cited_facts, taken), reading, facts.titles, facts.aliases)
-    if verdict.backed:
-        if verdict.clear and clear is not None:
-            clear.append(verdict)
-        return None
-    about, quoted = verdict.about, verdict.quoted
-    if verdict.ambiguous:
-        return "ambiguous", (f"[{quoted.entry_id}] nennt {quoted.figure.text} für „{al.describe(quoted)}“, "
-                             f"aber auch {about.figure.text} für „{al.describe(about)}“")
-    return "cell", (f"[{about.entry_id}] nennt für „{al.describe(about)}“ {about.figure.text}; "
-                    f"{fig.text} ist dort der Wert für „{al.describe(quoted)}“"), about
 
 
-def _competitors(fig, role, cited_facts: FactIndex, taken: list | None = None) -> list:
-    """The facts of the cited blocks ``fig`` may be about: its class, not contradicted by its role."""
-    # a figure the answer calls outdated is one of the values a block calls outdated
-    in_text = any(f.where != "title" and nb.same_value(fig, f.figure) for f in cited_facts.candidates(fig))
-    return [fc.as_unit_of(f, fig) for f in cited_facts.facts if f.figure.kind not in ("year", "date")
-            and (f.where != "title" or not in_text and nb.same_value(fig, f.figure))
-            and not rl.mismatch(role, f.role) and not _compound(f.figure)
-            and (f.role.refuted or not role.refuted or nb.same_value(fig, f.figure))
-            and not (taken and any(nb.same_value(f.figure, t) for t in taken))]
-
-
-# A name copied from another row than the sentence speaks of: the sentence's words must name
-# that other cell this much more clearly than the named one (alignment scores; calibrated on
-# cal7, the calibration drafts written on prompt v3 – docs/verification.md §11)
-NAME_MARGIN = 1.0
-_UNRESOLVED = ("unresolved",)  # the cell name finds no fact: the figure is read by its words
-
-
-def _named_role(fig, clause: str, clause_figs: list, labels: str, label_figs: list, role: rl.Role,
-                name: nc.CellName) -> rl.Role:
-    """What the sentence says of a figure whose cell it names: the year, period, share and side
-    of its own clause (or its answer table's row and column) – not what the rest of the sentence
-    says, nor the figures beside it or its limit words: the name says which row it is. A name
-    calling the value outdated ("… 27.12.2025 (überholt)") says so of it."""
-    start, end = _own_sentence(clause, fig)
-    own_figs = [nb.shifted(f, -start) for f in clause_figs if start <= f.start and f.end <= end]
-    own_fig = next(f for f in own_figs if f.start == fig.start - start)
-    own = rl.role_of(own_fig, clause[start:end], own_figs, context=labels, context_figs=label_figs)
-    # a name with a year ("[pv-dg-08 · 2025 · Salzburg]") says the year itself: the sentence's
-    # years ("zum 1.1.2026 von 0,36 % auf …") are its context
-    years = frozenset() if nc.name_years(name) else own.years
-    return rl.Role(years=years, period=own.period, share=own.share, side=own.side,
-                   refuted=role.refuted or bool(_REFUTED_IN_ANSWER.search(name.name)))
-
-
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ„\"(])")
-
-
-def _own_sentence(clause: str, fig) -> tuple[int, int]:
-    """The span of the sentence of ``clause`` that holds ``fig`` (an item may hold several)."""
-    start, end = 0, len(clause)
-    for m in _SENTENCE_BREAK.finditer(clause):
-        if m.end() <= fig.start:
-            start = m.end()
-        elif m.start() >= fig.end:
-            end = m.start()
-            break
-    return start, end
-
-
-def _named_backing(fig, role, named_role, reading, name: nc.CellName, cited_facts: FactIndex,
-                   facts: BlockFacts, *, record: list | None = None, at=None) -> tuple | None:
-    """None when the named cell carries ``fig``'s value in a role its clause does not
-    contradict (``named_role``); the issue otherwise; ``_UNRESOLVED`` when the name finds no fact.
-    A backed figure goes to ``record`` with the place of its fact (``at``: the figure in the unit)."""
-    issue = _named_issue(fig, role, named_role, reading, name, cited_facts, facts)
-    if issue is None and record is not None:
-        block = facts[name.entry_id]
-        named = nc.named_facts(fig, name, block, facts.aliases)
-        places = [i for i, f in enumerate(block) if f in named and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
-        record.append((name, at or fig, places, len({f.figure.value for f in named})))
-    return issue
-
-
-def _check_named_order(out: UnitResult, named_backed: list, cites: list[str], facts: BlockFacts) -> None:
-    """Figures of one unit naming the same cell of several values ("zwischen 24.616 € […] und
-    31.494 € [… · Einschleifung 2026 · erhöhter PAB]") stand in the cell's order, each once."""
-    by_name: dict = {}
-    for name, fig, places, values in named_backed:
-        if values > 1 and places:
-            by_name.setdefault((name.entry_id, nc.describe_name(name)), []).append((fig.start, fig, places))
-    for (entry_id, described), figs in by_name.items():
-        figs.sort(key=lambda t: t[0])
-        last, previous = -1, None
-        for _, fig, places in figs:  # each figure at a place of its value after the one before
-            later = [p for p in places if p > last]
-            if not later:
-                out.issues.append(FigureIssue(fig.text, "", list(cites), facts.holding(fig), "row",
-                                              f"[{entry_id}] nennt für „{described}“ {previous.text} und {fig.text} "
-                                              f"in anderer Reihenfolge oder nur einmal"))
-                break
-            last, previous = min(later), fig
 
 
 def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
@@ -399,46 +296,33 @@ def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFact
     return False
 
 
-def _named_issue(fig, role, named_role, reading, name: nc.CellName, cited_facts: FactIndex,
-                 facts: BlockFacts) -> tuple | None:
-    if name.entry_id not in facts.blocks:
-        return _UNRESOLVED
-    named = [fc.as_unit_of(f, fig) for f in nc.named_facts(fig, name, facts[name.entry_id], facts.aliases)]
-    if not named:
-        return _UNRESOLVED
-    holding = [f for f in named if nb.matches(fig, f.figure)]
-    if not holding and fig.value in nc.name_values(name) and any(
-            nb.matches(fig, fc.as_unit_of(f, fig).figure) for f in facts[name.entry_id]):
-        return None  # "innerhalb der letzten 25 Jahre [… · in den letzten 25 Jahren]": the name quotes it
-    if not holding:
-        values = list(dict.fromkeys(f.figure.text for f in named))
-        shown = ", ".join(values[:3]) + (" …" if len(values) > 3 else "")
-        return "cell", f"[{name.entry_id}] nennt für „{nc.describe_name(name)}“ {shown}; {fig.text} steht dort nicht"
-    if fig.value in nc.name_values(name) and not _support(fig, named_role, FactIndex(holding)):
-        return None  # "41 % [pv-lst-06 · Steuersatz 41 % · im Rechner-Code]": the row the value names
-    issue = _backing(fig, named_role, reading, FactIndex(named), facts)
-    if issue is not None:
-        return issue
-    # a name copied from another row than the sentence speaks of ("Die Geringfügigkeitsgrenze
-    # beträgt 826,65 € [pv-gfb-02 · Grenzwert pauschale DG-Abgabe]"): the sentence's own words
-    # say nothing of the named cell and name another cell clearly
-    named_words = frozenset().union(*(nc.own_words(f, facts.aliases) for f in holding))
-    if not any(al._matched(g, named_words) for g in reading.clause):
-        verdict = al.align(fig, _competitors(fig, role, cited_facts), reading, facts.titles, facts.aliases,
-                           margin=NAME_MARGIN)
-        if not verdict.backed and not verdict.ambiguous:
-            about = verdict.about
-            return "cell", (f"der Satz spricht von „{al.describe(about)}“ ([{about.entry_id}]: {about.figure.text}), "
-                            f"die genannte Fundstelle „{nc.describe_name(name)}“ von etwas anderem")
-    return None
-
-
 def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFacts) -> tuple[str, str] | None:
-    if fig.kind in ("year", "date", "number") or _support(fig, role, cited_facts):
+    if fig.kind in ("year", "date", "number") or role_support(fig, role, cited_facts):
         return None  # not in the cited entries in this role: the question's own figure
-    issue = _backing(fig, role, reading, cited_facts, facts)
+    issue = cell_issue(fig, role, reading, cited_facts, facts)
     # the clerk's figure need not say which cell it is; only one naming another cell is misplaced
     return None if issue and issue[0] == "ambiguous" else issue
+
+
+_QUOTE = re.compile(r"[„“\"]([^„“”\"\n]{4,80})[“”\"]")
+
+
+def _quoted_spans(text: str, cites: list[str], facts: BlockFacts) -> list[tuple[int, int]]:
+    """The spans of ``text`` quoting a cited block word for word (case and spacing folded), with
+    at least two words and a figure: „2 bis 20 km“, „nach 25 Jahren“."""
+    spans = []
+    for m in _QUOTE.finditer(text):
+        quote = " ".join(fold(m.group(1)).split())
+        if len(quote.split()) < 2 or not any(ch.isdigit() for ch in quote):
+            continue
+        if any(quote in _folded(facts.blocks[c].text) for c in cites if c in facts.blocks):
+            spans.append((m.start(1), m.end(1)))
+    return spans
+
+
+@lru_cache(maxsize=512)
+def _folded(text: str) -> str:
+    return " ".join(fold(md.plain(text)).split())
 
 
 def _named_number(clause: str, fig: nb.Figure) -> bool:
@@ -457,11 +341,7 @@ def _lead_label(clause: str) -> str:
 
 
 def _counted_name(fig: nb.Figure) -> bool:
-    return fig.kind.startswith("count:") and _compound(fig)
-
-
-def _compound(fig: nb.Figure) -> bool:
-    return "-" in fig.text
+    return fig.kind.startswith("count:") and is_compound(fig)
 
 
 def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:
@@ -500,42 +380,3 @@ def table_cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def _paired_elsewhere(fig: nb.Figure, role: rl.Role, cited_facts: FactIndex) -> bool:
-    """The other direction of a row: the answer pairs ``fig`` with a companion (620 € with 6 %),
-    and every row of the cited blocks holding that companion pairs it with a different figure
-    of ``fig``'s class (620 € with 0 %)."""
-    if fig.kind in ("year", "date", "number"):
-        return False
-    for comp in role.companions:
-        if comp.kind in ("year", "date", "number"):
-            continue
-        # (a row's upper limit restated in the next row as its lower one pairs with that row only
-        # where the answer writes it as one: "2,95 % über 2.630 €", not "über 69.166 € bis 103.072 €")
-        rows = [f for f in cited_facts.candidates(comp) if nb.matches(comp, f.figure)
-                and (not f.role.floor or comp in role.over)
-                and not (role.years and f.role.years and not role.years & f.role.years)
-                and any(nb._same_class(c, fig) for c in f.role.companions)]
-        if rows and not any(any(nb.same_value(fig, c) for c in f.role.companions) for f in rows):
-            return True
-    return False
-
-
-def _support(fig: nb.Figure, role: rl.Role, cited_facts: FactIndex) -> str:
-    """"" when a fact of the cited blocks backs ``fig`` in ``role``, else the reason why not."""
-    if fig.kind == "year":  # a year is backed by any fact about that year in a cited block
-        return "" if fig.value in cited_facts.years else "not_in_block"
-    reasons = []
-    for fact in cited_facts.candidates(fig):
-        if not nb.matches(fig, fact.figure) or _compound(fact.figure) and not _compound(fig):
-            continue  # a name in the block ("5-Tage-Woche") is no value of 5 Arbeitstage
-        if fig.kind == "date":
-            if fig.value[0] is None and fact.figure.value[0] is None and role.years and fact.role.years \
-                    and not role.years & fact.role.years:
-                reasons.append("year")
-                continue
-            return ""
-        why = rl.mismatch(role, fact.role)
-        if not why:
-            return ""
-        reasons.append(why)
-    return reasons[0] if reasons else "not_in_block"

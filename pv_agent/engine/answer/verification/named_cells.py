@@ -33,6 +33,8 @@ from ...textnorm import fold
 from . import alignment as al
 from . import facts as fc
 from . import roles as rl
+from .fact_index import BlockFacts, FactIndex
+from .support import cell_issue, role_support
 from .units import cited_cells
 
 
@@ -82,6 +84,10 @@ def named_facts(fig: nb.Figure, name: CellName, facts: tuple, aliases: dict[str,
         return []
     named = [f for f, about in zip(pool, abouts) if all(al._matched(g, about) for g in cell_groups)
              and values <= _values_of(f) and (cell_groups or values or f.role.years)]
+    if not named and values and cell_groups:
+        # figures of the name no cell carries ("2. CO₂ ≤ Grenzwert …": a list number) are passed
+        # over like words
+        named = [f for f, about in zip(pool, abouts) if all(al._matched(g, about) for g in cell_groups)]
     # "[pv-sb-12 · 2025]": the cells of that year alone, where the block has some
     if years and any(f.role.years and f.role.years <= years for f in named):
         named = [f for f in named if f.role.years and f.role.years <= years]
@@ -157,3 +163,92 @@ def name_values(name: CellName) -> frozenset:
 
 def describe_name(name: CellName) -> str:
     return re.sub(r"\s+", " ", name.name).strip(" ·:")
+
+
+# -- checking a named figure --------------------------------------------------------------------
+UNRESOLVED = ("unresolved",)  # the cell name finds no fact: the figure is read by its words
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ„\"(])")
+
+
+def named_role(fig, clause: str, clause_figs: list, labels: str, label_figs: list, role: rl.Role,
+               name: CellName) -> rl.Role:
+    """What the sentence says of a figure whose cell it names: the year, period, share and side
+    of its own sentence (or its answer table's row and column) – not what the rest of the unit
+    says, nor the figures beside it or its limit words: the name says which row it is. A name
+    calling the value outdated ("… 27.12.2025 (überholt)") says so of it."""
+    start, end = _own_sentence(clause, fig)
+    own_figs = [nb.shifted(f, -start) for f in clause_figs if start <= f.start and f.end <= end]
+    own_fig = next(f for f in own_figs if f.start == fig.start - start)
+    own = rl.role_of(own_fig, clause[start:end], own_figs, context=labels, context_figs=label_figs)
+    # a name with a year ("[pv-dg-08 · 2025 · Salzburg]") says the year itself: the sentence's
+    # years ("zum 1.1.2026 von 0,36 % auf …") are its context
+    years = frozenset() if name_years(name) else own.years
+    return rl.Role(years=years, period=own.period, share=own.share, side=own.side,
+                   refuted=role.refuted or bool(rl.REFUTED_IN_ANSWER.search(name.name)))
+
+
+def _own_sentence(clause: str, fig) -> tuple[int, int]:
+    """The span of the sentence of ``clause`` that holds ``fig`` (an item may hold several)."""
+    start, end = 0, len(clause)
+    for m in _SENTENCE_BREAK.finditer(clause):
+        if m.end() <= fig.start:
+            start = m.end()
+        elif m.start() >= fig.end:
+            end = m.start()
+            break
+    return start, end
+
+
+def check_named(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts, *,
+                record: list | None = None, at=None) -> tuple | None:
+    """None when the named cell carries ``fig``'s value in a ``role`` (named_role) its sentence
+    does not contradict; the issue otherwise; ``UNRESOLVED`` when the name finds no fact. A backed
+    figure goes to ``record`` with the places of its facts (``at``: the figure in the unit)."""
+    issue = _named_issue(fig, role, reading, name, facts)
+    if issue is None and record is not None:
+        block = facts[name.entry_id]
+        named = named_facts(fig, name, block, facts.aliases)
+        places = [i for i, f in enumerate(block) if f in named and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
+        record.append((name, at or fig, places, len({f.figure.value for f in named})))
+    return issue
+
+
+def _named_issue(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts) -> tuple | None:
+    if name.entry_id not in facts.blocks:
+        return UNRESOLVED
+    named = [fc.as_unit_of(f, fig) for f in named_facts(fig, name, facts[name.entry_id], facts.aliases)]
+    if not named:
+        return UNRESOLVED
+    holding = [f for f in named if nb.matches(fig, f.figure)]
+    if not holding and fig.value in name_values(name) and any(
+            nb.matches(fig, fc.as_unit_of(f, fig).figure) for f in facts[name.entry_id]):
+        return None  # "innerhalb der letzten 25 Jahre [… · in den letzten 25 Jahren]": the name quotes it
+    if not holding:
+        values = list(dict.fromkeys(f.figure.text for f in named))
+        shown = ", ".join(values[:3]) + (" …" if len(values) > 3 else "")
+        return "cell", f"[{name.entry_id}] nennt für „{describe_name(name)}“ {shown}; {fig.text} steht dort nicht"
+    if fig.value in name_values(name) and not role_support(fig, role, FactIndex(holding)):
+        return None  # "41 % [pv-lst-06 · Steuersatz 41 % · im Rechner-Code]": the row the value names
+    return cell_issue(fig, role, reading, FactIndex(named), facts)
+
+
+def named_order_issues(named_backed: list) -> list[tuple]:
+    """Figures of one unit naming the same cell of several values ("zwischen 24.616 € […] und
+    31.494 € [… · Einschleifung 2026 · erhöhter PAB]") stand in the cell's order, each once: the
+    (figure, detail) of each that does not."""
+    by_name: dict = {}
+    for name, fig, places, values in named_backed:
+        if values > 1 and places:
+            by_name.setdefault((name.entry_id, describe_name(name)), []).append((fig.start, fig, places))
+    out = []
+    for (entry_id, described), figs in by_name.items():
+        figs.sort(key=lambda t: t[0])
+        last, previous = -1, None
+        for _, fig, places in figs:  # each figure at a place of its value after the one before
+            later = [p for p in places if p > last]
+            if not later:
+                out.append((fig, f"[{entry_id}] nennt für „{described}“ {previous.text} und {fig.text} "
+                                 f"in anderer Reihenfolge oder nur einmal"))
+                break
+            last, previous = min(later), fig
+    return out

@@ -45,6 +45,11 @@ PARAGRAPH_BOUND = re.compile(r"\b(?:ist|sind|gilt|gelten) (?:als )?(?:ein|eine|d
                               re.I)
 # A block sentence that calls its own figure wrong does not back that figure.
 REFUTED = re.compile(r"\b(?:falsch\w*|veraltet\w*|überholt\w*|irrtümlich\w*|fehlerhaft\w*)", re.I)
+# An answer that says the figure is outdated may quote what a block calls outdated.
+# … and the outdated side of a conflict, reported as what a source once said: "Huemer nannte für 2026
+# dagegen 10 Überstunden"
+REFUTED_IN_ANSWER = re.compile(REFUTED.pattern + r"|\b(?:vorab\w*|ursprünglich\w*|früher\w*|bisherig\w*"
+                               r"|nannten?)\b", re.I)
 
 
 @lru_cache(maxsize=8192)
