@@ -70,8 +70,9 @@ def realistic_cases(split: str) -> list[Case]:
         rec = json.loads(path.read_text(encoding="utf-8"))
         if rec["hand_check"].startswith("excluded"):
             continue  # recorded, not a right draft
-        out.append(Case(rec["id"], split, rec["question"], rec["draft"], context_of(rec["context"]),
-                        rec.get("kind", ""), rec.get("style", "")))
+        # the question as the model saw it: with the year hint ask adds ("(Gefragt ist der Stand 2027.)")
+        out.append(Case(rec["id"], split, rec.get("question_as_seen", rec["question"]), rec["draft"],
+                        context_of(rec["context"]), rec.get("kind", ""), rec.get("style", "")))
     return out
 
 

@@ -91,7 +91,9 @@ def pack(draft_id: str, draft: str, prompt: dict, check: dict, style: str) -> di
         if old not in draft:
             raise SystemExit(f"Fehler: {draft_id}: Ersetzung nicht gefunden: {old!r}")
         draft = draft.replace(old, new)
-    return {"id": draft_id, "question": prompt["question"], "split": prompt["split"], "kind": prompt["kind"],
+    seen = prompt["messages"][1]["content"].rsplit("Frage: ", 1)[-1].strip() if prompt.get("messages") else ""
+    extra = {"question_as_seen": seen} if seen and seen != prompt["question"].strip() else {}
+    return {"id": draft_id, "question": prompt["question"], **extra, "split": prompt["split"], "kind": prompt["kind"],
             "draft": draft, "context": {"budget": prompt["context"]["budget"], "blocks": prompt["context"]["blocks"]},
             "hand_check": check["result"], "style": style}
 

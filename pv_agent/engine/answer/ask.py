@@ -114,7 +114,8 @@ def ask(
 
     def check_draft(content: str) -> Verification:
         progress.report("checking")
-        return _verify(content, context, exists, run, question=question, similarity=similarity)
+        # the question as the model saw it: a year hint names a year the answer may name
+        return _verify(content, context, exists, run, question=user_question, similarity=similarity)
 
     try:
         messages, gen = _generate_step(client, settings, the_plan, system, context, user_question, run)

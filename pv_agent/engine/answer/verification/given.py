@@ -196,7 +196,8 @@ def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
     own = [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)]
     others = [q for q in question_figures if q not in own and nb._same_class(q.figure, fig)]
 
-    def said_of(qs):
-        return any(_related(a, b) for q in qs for a in near for b in q.nouns | q.words)
+    def said_of(qs):  # one word, or one a compound of the other ("Sechstel" ~ "Jahressechstel")
+        return any(_related(a, b) or min(len(a), len(b)) >= 5 and (a in b or b in a)
+                   for q in qs for a in near for b in q.nouns | q.words)
 
     return said_of(others) and not said_of(own)
