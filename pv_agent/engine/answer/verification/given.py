@@ -39,7 +39,7 @@ class _GivenFigure:
 # Clearly English function words: a question with two of them writes "€68,000" for 68.000 €.
 _ENGLISH = frozenset("the what which how our does is are of with when should we their his her "
                      "employee employees salary".split())
-_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)")  # "€2,500, so …" too
 
 
 def _is_english(text: str) -> bool:
@@ -200,4 +200,5 @@ def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
         return any(_related(a, b) or min(len(a), len(b)) >= 5 and (a in b or b in a)
                    for q in qs for a in near for b in q.nouns | q.words)
 
-    return said_of(others) and not said_of(own)
+    # (a figure of the question with no words of its own near it cannot be told apart)
+    return said_of(others) and all(q.nouns | q.words for q in own) and not said_of(own)
