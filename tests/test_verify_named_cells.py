@@ -53,7 +53,7 @@ CASES = [
      "Von den 300 € (laut Frage) ist alles steuerfrei [pv-zs-01].", False, "not_in_question"),
     # an English question's "€2,500," (comma after the number) is the answer's "2.500 € (laut Frage)"
     (("pv-zs-01",), "We pay list price €2,500, so a discount of €750 – is the premium of €300 tax-free?",
-     "Von den 2.500 € (laut Frage) ist nichts Zukunftssicherung; steuerfrei sind nur 300 € (Stand 2024-02) "
+     "Neben den 2.500 € (laut Frage) gilt für die Prämie der Freibetrag von 300 € (Stand 2024-02) "
      "[pv-zs-01 · Freibetrag].", True, None),
     # a year in a sentence saying what the blocks leave open: one the question or a block names
     (("pv-zs-01",), "Die Prämie 2025 wurde erst im Jänner 2026 abgebucht – zählt sie für 2025?",
