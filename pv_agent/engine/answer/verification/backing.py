@@ -133,8 +133,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         for fig in clause_figs:
             # a bare number ("1567", "0800") is no figure to check – unless its citation names
             # the cell it quotes: then it claims that cell's value
-            if fig.kind == "number" and not nb.is_answer_figure(fig) and not (
-                    names and _named_number(clause, fig) and nc.named_cell(nb.shifted(fig, offset), all_figs, names)):
+            if fig.kind == "number" and not nb.is_answer_figure(fig) and not _named_number(
+                    text, nb.shifted(fig, offset), all_figs, names, facts):
                 continue
             if any(a <= fig.start + offset and fig.end + offset <= b for a, b in quoted):
                 out.checked += 1  # „2 bis 20 km“: the block's own words, quoted
@@ -325,10 +325,21 @@ def _folded(text: str) -> str:
     return " ".join(fold(md.plain(text)).split())
 
 
-def _named_number(clause: str, fig: nb.Figure) -> bool:
-    """A bare number that may be a cell's value ("1567" of a data field), not part of a fraction
-    or a reference ("1/12", "BGBl. II 417/2024")."""
-    return len(fig.text) >= 3 and "/" not in clause[max(0, fig.start - 1):fig.end + 1]
+def _named_number(text: str, fig: nb.Figure, figs: list, names: list | None, facts: BlockFacts) -> bool:
+    """A bare number right before a citation naming a cell the block shows claims that cell's
+    value ("`1567` [… · 15 Stunden 40 Minuten pro Woche · Eintrag im Datenfeld]", "mehr als 20 [… ·
+    Betrieb mit mehr als 20 Arbeitnehmern]") – not one in a fraction or a reference ("1/12",
+    "BGBl. II 417/2024"), nor a list number ("4. **Respirofrist:** … drei [… · Respirofrist]")."""
+    name = nc.named_cell(fig, figs, names) if names else None
+    if name is None or name.entry_id not in facts.blocks or "/" in text[max(0, fig.start - 1):fig.end + 1]:
+        return False
+    if not _RIGHT_BEFORE.match(text[fig.end:name.start]):
+        return False
+    return bool(nc.named_facts(fig, name, facts[name.entry_id], facts.aliases))
+
+
+# between a figure and its citation: its unit, a closing code mark, its Stand
+_RIGHT_BEFORE = re.compile(r"^`?\s*(?:[^\s\d\[\]()`]+\s*)?(?:\(Stand [^()\[\]]*\)\s*)?$")
 
 
 _LABEL = re.compile(r"^[\s*_\-•]*([A-Za-zÄÖÜäöüß][^:\d]{0,40}?)\**:\s")

@@ -52,8 +52,9 @@ def cell_names(text: str) -> list[CellName]:
 
 
 def named_cell(fig: nb.Figure, figs: list[nb.Figure], names: list[CellName]) -> CellName | None:
-    """The bracket naming ``fig``'s cell: the first after it, with no other figure between them
-    but years and dates (its Stand) – positions in the unit's text."""
+    """The bracket naming ``fig``'s cell (an amount, a count, a date – not a year): the first after
+    it, with no other figure between them but years and dates (its Stand) – positions in the unit's
+    text."""
     if fig.kind in ("year", "date") or not names:
         return None
     after = [n for n in names if n.start >= fig.end]
