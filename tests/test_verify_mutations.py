@@ -13,26 +13,26 @@ import pytest
 from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
-# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §11): on report8, 72 drafts
+# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §11): on report9, 72 drafts
 # on new questions written on prompt v3 (the model names the cell of each figure), measured once,
-# the verifier accepts 69 % of the right drafts and 0–8 % of the mutations per kind.
+# the verifier accepts 72 % of the right drafts and 0–4 % of the mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: the rates measured once on report8 + adversarial (2026-12-07; report8 was written,
+# What CI asserts: the rates measured once on report9 + adversarial (2026-12-07; report9 was written,
 # played and hand-checked by helpers who never saw the verifier, after the fifth round's tuning on
-# report5v3 and report7; tools/mutation_report.py --split report8), rounded up to the next step, so
-# that a change making the verifier worse fails. Tighten them as it improves.
-RIGHT_OK_MIN = 0.69  # report8 alone: measured 50/72 = 69.4 %
+# report5v3, report7 and report8; tools/mutation_report.py --split report9), rounded up to the next
+# step, so that a change making the verifier worse fails. Tighten them as it improves.
+RIGHT_OK_MIN = 0.72  # report9 alone: measured 52/72 = 72.2 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.04,  # 6/170 = 3.5 %
-    "other_year": 0.01,  # 0/65
-    "period": 0.01,  # 0/25
-    "digits": 0.005,  # 2/597 = 0.3 %
-    "swap": 0.07,  # 3/50 = 6.0 %
-    "neighbour_citation": 0.01,  # 0/138
+    "other_row": 0.045,  # 8/195 = 4.1 %
+    "other_year": 0.01,  # 0/67
+    "period": 0.01,  # 0/35
+    "digits": 0.005,  # 2/617 = 0.3 %
+    "swap": 0.02,  # 1/53 = 1.9 %
+    "neighbour_citation": 0.02,  # 2/127 = 1.6 %
     # measured only, no target of the issue: a value *and* its cell name moved to another row
-    # (the model read the wrong row and copied its label), docs/verification.md §11
+    # (the model read the wrong row and copied its label) – 111/153 = 72.5 %, docs/verification.md §11
     "named_row": 0.75,
 }
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
