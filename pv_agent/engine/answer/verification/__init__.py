@@ -3,6 +3,9 @@
 One module per concern, plain data between them:
 
 - ``backing``   per unit: is each figure backed by a fact in its role and its cell
+- ``named_cells`` the cell a citation names ("[pv-gfb-02 · Betrag · 2026]", prompt v3) and the
+  figure checked against it
+- ``support``   is a figure backed by the facts of some blocks (role, row pairing, cell)
 - ``reversals`` two figures the wrong way round; a figure called outdated that is not
 - (``engine/figures.py``: figures in text – amounts, percentages, counts, years, dates – and
   clauses; beside textnorm.py, since the knowledge base's own checks read figures too)
