@@ -58,8 +58,12 @@ def _with_citations(text: str, link: EntryLink) -> str:
 
 def _citation(m: re.Match, link: EntryLink) -> str:
     inside = m.group(0)[1:-1]  # the bracket's text, with a leading "⚠" of the first id
+    # the pieces citation_parts reads: ";" between ids, "," too where no cell is named
+    pieces = []
+    for n, chunk in enumerate(re.split(r"(\s*;\s*)", inside)):
+        pieces += [chunk] if n % 2 or "·" in chunk else re.split(r"(\s*,\s*)", chunk)
     out = []
-    for n, chunk in enumerate(re.split(r"(\s*;\s*)" if "·" in inside else r"(\s*[,;]\s*)", inside)):
+    for n, chunk in enumerate(pieces):
         parts = citation_parts(chunk) if n % 2 == 0 else []
         cid, cell = parts[0] if parts else ("", "")
         url = link(cid) if cid and re.fullmatch(_ID, cid) else None

@@ -53,6 +53,10 @@ class TestAnswerHtml(BaseCase):
                       'Geringfügigkeitsgrenze &lt;b&gt;monatlich&lt;/b&gt; · 2026</span>', out)
         self.assertIn("; pv-xx-99 · X]", out)
         self.assertNotIn("<b>", out)
+        # ids separated by "," beside one naming a cell: each is a link (the verifier's reading)
+        out = str(render("[pv-sv-01, pv-sz-01; pv-gfb-02 · Betrag]", lambda i: f"/odoo/pv_agent.entry/{i}"))
+        for cid in ("pv-sv-01", "pv-sz-01", "pv-gfb-02"):
+            self.assertIn(f'data-pv-entry="{cid}">{cid}</a>', out)
 
 
 @tagged("post_install", "-at_install")

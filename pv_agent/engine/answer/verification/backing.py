@@ -282,16 +282,13 @@ def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFa
     out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
 
 
-
-
-
-
 def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
     """A year or date the question, a cited block or any other block of the context names."""
     if any(nb.matches(fig, q.figure) or nb.matches(q.figure, fig) for q in question_figures):
         return True
-    for index in (answer_facts, facts.index(list(facts.blocks))):
-        if fig.kind == "year" and fig.value in index.years or any(nb.matches(fig, f.figure) for f in index.candidates(fig)):
+    for index in (answer_facts, facts.index(list(facts.blocks))):  # the cited blocks first: no parse of the rest
+        if fig.kind == "year" and fig.value in index.years \
+                or any(nb.matches(fig, f.figure) for f in index.candidates(fig)):
             return True
     return False
 
@@ -389,5 +386,3 @@ def _pieces(kind: str, text: str, header_cells: list[str]):
 
 def table_cells(row: str) -> list[str]:
     return [c.strip() for c in row.strip().strip("|").split("|")]
-
-

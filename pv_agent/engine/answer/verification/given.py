@@ -182,9 +182,12 @@ def marks_question(text: str, fig: nb.Figure) -> bool:
 def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:
     """The answer marks ``fig`` as the question's ("70.000 € (laut Frage)") and the question holds
     its value: it needs no source. A mark on a value the question does not hold marks nothing."""
-    if not marks_question(text, fig):
-        return False
-    return any(nb.matches(fig, q.figure) or _unit_added(fig, q.figure) for q in question_figures)
+    return marks_question(text, fig) and bool(_asked(fig, question_figures))
+
+
+def _asked(fig: nb.Figure, question_figures: list[_GivenFigure]) -> list[_GivenFigure]:
+    """The question's figures of ``fig``'s value (written with or without its unit)."""
+    return [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)]
 
 
 def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
@@ -193,7 +196,7 @@ def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
     figures and none of its own: "bei 200 € (laut Frage) pro Tag" for "€5 per telework day …
     €200 in total" – the clerk's figures swapped."""
     near = _near_words(clause, fig, clause_figs)
-    own = [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)]
+    own = _asked(fig, question_figures)
     others = [q for q in question_figures if q not in own and nb._same_class(q.figure, fig)]
 
     def said_of(qs):  # one word, or one a compound of the other ("Sechstel" ~ "Jahressechstel")

@@ -205,19 +205,19 @@ def check_named(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts, 
     """None when the named cell carries ``fig``'s value in a ``role`` (named_role) its sentence
     does not contradict; the issue otherwise; ``UNRESOLVED`` when the name finds no fact. A backed
     figure goes to ``record`` with the places of its facts (``at``: the figure in the unit)."""
-    issue = _named_issue(fig, role, reading, name, facts)
+    if name.entry_id not in facts.blocks:
+        return UNRESOLVED
+    block = facts[name.entry_id]
+    found = named_facts(fig, name, block, facts.aliases)
+    issue = _named_issue(fig, role, reading, name, [fc.as_unit_of(f, fig) for f in found], facts)
     if issue is None and record is not None:
-        block = facts[name.entry_id]
-        named = named_facts(fig, name, block, facts.aliases)
-        places = [i for i, f in enumerate(block) if f in named and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
-        record.append((name, at or fig, places, len({f.figure.value for f in named})))
+        places = [i for i, f in enumerate(block) if f in found and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
+        record.append((name, at or fig, places, len({f.figure.value for f in found})))
     return issue
 
 
-def _named_issue(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts) -> tuple | None:
-    if name.entry_id not in facts.blocks:
-        return UNRESOLVED
-    named = [fc.as_unit_of(f, fig) for f in named_facts(fig, name, facts[name.entry_id], facts.aliases)]
+def _named_issue(fig, role: rl.Role, reading, name: CellName, named: list, facts: BlockFacts) -> tuple | None:
+    """The verdict on ``fig`` against the facts its name found (``named``, as facts of its unit)."""
     if not named:
         return UNRESOLVED
     holding = [f for f in named if nb.matches(fig, f.figure)]
