@@ -230,9 +230,11 @@ _RANGE_JOIN = re.compile(r"\s*(?:bis|–|-|bzw\.|oder|und|/)\s*$")
 def _range_bounds(figs: list[Figure], text: str) -> list[Figure]:
     """"2 bis 12 Monatsentgelte", "3–5 %", "8 bzw. 4 Wochen": the first figure takes the unit of the second."""
     out = list(figs)
-    for i, (low, high) in enumerate(zip(figs, figs[1:])):
-        if low.kind == "number" and high.kind not in ("number", "year", "date") \
-                and _RANGE_JOIN.fullmatch(text[low.end : high.start]):
+    for i in range(len(figs) - 2, -1, -1):  # from the right: "320, 300 und 280 €" – a list shares it
+        low, high = figs[i], out[i + 1]
+        joined = _RANGE_JOIN.fullmatch(text[low.end : high.start]) or (
+            high is not figs[i + 1] and high.kind in ("money", "percent") and text[low.end : high.start].strip() == ",")
+        if low.kind == "number" and high.kind not in ("number", "year", "date") and joined:
             out[i] = Figure(low.text, high.kind, low.value, low.start, low.end)
     return out
 
@@ -321,7 +323,11 @@ def _years(figs: list[Figure], text: str = "") -> frozenset:
         return frozenset()
     stands = [(m.start(), m.end()) for m in _STAND.finditer(text)]
     return frozenset(f.value if f.kind == "year" else f.value[0] for f in dated
-                     if not any(a <= f.start < b for a, b in stands))
+                     if not any(a <= f.start < b for a, b in stands) and not _ISSUE.search(text[max(0, f.start - 30):f.start]))
+
+
+# "DGservice 4/2024": the year of a source's issue, not of its values ("ab 7/2025" is a month)
+_ISSUE = re.compile(r"(?<![\w-])[A-ZÄÖÜ][\w-]+\.? \d{1,2}/$")
 
 
 def _without_figures(text: str, figs: list[Figure]) -> str:

@@ -79,9 +79,10 @@ class UnitResult:
 def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], facts: BlockFacts,
                question_figures: list[_GivenFigure], around: Surroundings, *, gap: bool = False,
                restated: list | None = None, gap_years: bool = False,
-               restated_in: list | None = None, names: list | None = None) -> UnitResult:
+               restated_in: list | None = None, names: list | None = None, asks: bool = False) -> UnitResult:
     """The figures of one unit (``text`` with its citation brackets blanked). In a sentence that
-    says what the blocks leave open (``gap``), years and dates name what is missing, not a value.
+    says what the blocks leave open (``gap``), years and dates name what is missing, not a value;
+    a question back to the clerk (``asks``: "Rückfrage: … 2025 oder 2026?") states no figure.
     ``names``: the citations naming a cell (named_cells.CellName), positions in ``text``."""
     out = UnitResult()
     all_figs = nb.extract(text)
@@ -139,23 +140,35 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             if any(a <= fig.start + offset and fig.end + offset <= b for a, b in quoted):
                 out.checked += 1  # „2 bis 20 km“: the block's own words, quoted
                 continue
+            if asks:
+                # the figures it asks about need only be the question's or a block's of the context
+                if not _known_year(fig, question_figures, answer_facts, facts):
+                    _report(out, fig, ("not_in_block", ""), cites, facts)
+                out.checked += 1
+                continue
             if gap and fig.kind in ("year", "date"):
                 # a year of a sentence saying what the blocks leave open names what is missing – a
                 # year the question, a cited or another block names ("ob die Prämie für 2025 …")
                 if not _known_year(fig, question_figures, answer_facts, facts):
                     _report(out, fig, ("not_in_block", ""), cites, facts)
                 continue
-            marked = bool(question_figures) and marked_given(clause, fig, question_figures) \
+            # (the mark is read in the whole unit: "320 €, 300 € und 280 € (laut Frage)" spans clauses)
+            marked = bool(question_figures) and marked_given(text, nb.shifted(fig, offset), question_figures) \
                 and not marked_elsewhere(clause, fig, clause_figs, question_figures)
-            if not marked and fig.kind != "number" and marks_question(clause, fig) \
+            if not marked and fig.kind != "number" and marks_question(text, nb.shifted(fig, offset)) \
                     and not given_here.get(id(fig), False):
                 # "4 Monate (laut Frage)" where the clerk wrote "3 Monate": the answer puts words in
                 # the clerk's mouth, whatever a block says
                 _report(out, fig, ("not_in_question", ""), cites, facts)
                 out.checked += 1
                 continue
+            if not marked and names and _row_label(nb.shifted(fig, offset), all_figs, names, facts):
+                out.checked += 1  # "nach 25 Jahren … [pv-abf-03 · nach 25 Jahren · Monatsentgelte]"
+                continue
             given = given_here.get(id(fig), False) or marked
-            name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names else None
+            # (a figure the answer marks as the clerk's is no cell of the bracket after it:
+            # "bei ca. 9 Fahrten (laut Frage) nur zu zwei Dritteln [pv-pp-07 · 8 bis 10 · Anteil]")
+            name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names and not marked else None
             if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
                 out.beside_question.append(nb.shifted(fig, offset))
             if given:
@@ -218,7 +231,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # the model named the cell it quotes: that cell is compared, not a guessed one (also
                 # for a figure the question gave: the answer says the block holds it there)
                 issue = named
-            elif _counted_name(fig) and not anywhere:
+            elif (_counted_name(fig) or _rate_name(fig)) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
                 reason = "" if given else role_support(fig, dataclasses.replace(role, companions=()), cited_facts)
@@ -283,7 +296,8 @@ def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFa
 
 
 def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
-    """A year or date the question, a cited block or any other block of the context names."""
+    """A year or date (or any figure) the question, a cited block or any other block of the
+    context names."""
     if any(nb.matches(fig, q.figure) or nb.matches(q.figure, fig) for q in question_figures):
         return True
     for index in (answer_facts, facts.index(list(facts.blocks))):  # the cited blocks first: no parse of the rest
@@ -350,6 +364,27 @@ def _lead_label(clause: str) -> str:
 
 def _counted_name(fig: nb.Figure) -> bool:
     return fig.kind.startswith("count:") and is_compound(fig)
+
+
+def _row_label(fig: nb.Figure, all_figs: list, names: list, facts: BlockFacts) -> bool:
+    """A figure a named cell of its sentence carries in its name ("über 60 km", "nach 25 Jahren"),
+    where the named entry holds it: the row the sentence names, not a value of its own."""
+    if not fig.kind.startswith("count:") or nc.named_cell(fig, all_figs, names) is not None:
+        return False  # (a figure with a named cell of its own claims that cell's value)
+    # the row named next after it (or, at the sentence's end, the last before it) that names one
+    # of its kind: "Nach 20 Jahren stehen 12 [… · nach 25 Jahren · …]" names another row
+    labelled = [n for n in names if any(nb._same_class(f, fig) for f in nb.extract(n.name))]
+    after = [n for n in labelled if n.start >= fig.end]
+    before = [n for n in labelled if n.start < fig.start]
+    row = after[0] if after else before[-1] if before else None
+    return row is not None and any(nb.same_value(f, fig) for f in nb.extract(row.name) if nb._same_class(f, fig)) \
+        and any(nb.matches(fig, f.figure) for f in facts.get(row.entry_id, ()))
+
+
+def _rate_name(fig: nb.Figure) -> bool:
+    """"die 48-%-Stufe", "der 30-%-Zeile": a rate naming a bracket or a row, not a value said of
+    the sentence's subject – it needs the rate in a cited entry, not the row the sentence is about."""
+    return fig.kind == "percent" and is_compound(fig)
 
 
 def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:

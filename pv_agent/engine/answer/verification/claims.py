@@ -166,6 +166,9 @@ _EXCESS = re.compile(r"\bübersteig\w*|\bdarüber\b|\bRest\b|\bMehrbetrag\w*|\bD
 _LIMIT = re.compile(r"\bbis\b|\bhöchstens\b|\bmaximal\b|\bmax\.|\bFrei(?:betrag|grenze)\w*|\d\s?(?:€|EUR|Euro)", re.I)
 
 
+CONTRADICTION_OVERLAP = 0.3
+
+
 def contradicts_block(claim: str, sentence: str) -> bool:
     """The claim says the opposite of the block sentence it is closest to."""
     mine, theirs = _senses(claim), _senses(sentence)
@@ -201,7 +204,9 @@ def _claim_support(u: Unit, blocks, similarity: Similarity | None) -> ClaimCheck
     words = set(_content_words(claim))
     lexical, best = max(((len(words & w) / len(words), s) for s, w, _ in indexed), default=(0.0, ""),
                         key=lambda pair: pair[0]) if words else (0.0, "")
-    if best and contradicts_block(claim, best):
+    # (a block sentence sharing few of the claim's words is no statement of the same thing:
+    # their senses differ without contradicting each other)
+    if best and lexical >= CONTRADICTION_OVERLAP and contradicts_block(claim, best):
         return ClaimCheck(sentence, list(u.citations), "contradicted", lexical, "lexical")
     if lexical >= QUOTE_COVERAGE:
         return ClaimCheck(sentence, list(u.citations), "quote", lexical, "lexical")

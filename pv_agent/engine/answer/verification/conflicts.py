@@ -196,6 +196,8 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
         outside: set | None = None  # the values the other blocks state: read only when a statement needs them
         stated: list[str] = []
         marked: set[str] = set()
+        warned: set = set()  # values stated with ⚠
+        said: dict[str, set] = {}  # values stated under each side's citation without ⚠
         status_named: set[str] = set()
         for u, values in statements:
             cites = [c for c in u.citations if c in g.ids]
@@ -227,11 +229,16 @@ def _check_conflict_sides(conflicts: list[ConflictGroup], units: list[Unit], blo
                     stated.append(c)
                 if "⚠" in u.text:
                     marked.add(c)
+                    warned |= values
+                else:
+                    said.setdefault(c, set()).update(values)
                 if _STATUS_WORDS.search(u.text):
                     status_named.add(c)
         g.cited = [i for i in g.ids if i in stated]
         if g.reason == "marked":
-            g.unmarked = [i for i in g.cited if i not in marked]
+            # a side is shown with ⚠ where its values are: "⚠ ÖGK: 2 % [pv-sv-13]" marks the 2 % that
+            # the ÖGK's own entry [pv-sv-12] also states elsewhere in the answer
+            g.unmarked = [i for i in g.cited if i not in marked and not said.get(i, set()) & warned]
         says_status = any(_STATUS_WORDS.search(blocks[i].text) for i in g.ids if i in blocks)
         g.status_missing = bool(g.cited) and says_status and not (status_named & set(g.cited))
 

@@ -174,9 +174,24 @@ _MARKED_GIVEN = re.compile(r"^[^\d\[\]]{0,24}?\(\s*(?:laut|lt\.|gemäß|aus) (?:
                            re.IGNORECASE)
 
 
+# "(3.000 € laut Frage)": the mark inside the figure's own parentheses
+_MARKED_INSIDE = re.compile(r"\s*(?:laut|lt\.|gemäß) (?:der |Ihrer )?(?:Frage|Anfrage|Angabe)\)", re.IGNORECASE)
+# "320 €, 300 € und 280 € (laut Frage)": figures listed before one mark share it
+_LISTED = re.compile(r"\s*(?:,|und|bzw\.|oder|sowie|×|x|/)\s*", re.IGNORECASE)
+
+
 def marks_question(text: str, fig: nb.Figure) -> bool:
-    """The answer marks ``fig`` as the question's: "70.000 € (laut Frage)"."""
-    return bool(_MARKED_GIVEN.search(text[fig.end:fig.end + 60]))
+    """The answer marks ``fig`` as the question's: "70.000 € (laut Frage)", "(3.000 € laut
+    Frage)", or a list of figures ending in the mark."""
+    end = fig.end
+    following = [f for f in nb.extract(text[end:end + 160])]
+    while True:
+        if _MARKED_GIVEN.search(text[end:end + 60]) or _MARKED_INSIDE.match(text, end):
+            return True
+        nxt = next((f for f in following if f.start + fig.end >= end), None)
+        if nxt is None or not _LISTED.fullmatch(text[end:nxt.start + fig.end]):
+            return False
+        end = nxt.end + fig.end
 
 
 def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:

@@ -34,7 +34,7 @@ from . import alignment as al
 from . import facts as fc
 from . import roles as rl
 from .fact_index import BlockFacts, FactIndex
-from .support import cell_issue, role_support
+from .support import cell_issue, is_compound, role_support
 from .units import cited_cells
 
 
@@ -221,9 +221,12 @@ def _named_issue(fig, role: rl.Role, reading, name: CellName, named: list, facts
     if not named:
         return UNRESOLVED
     holding = [f for f in named if nb.matches(fig, f.figure)]
-    if not holding and fig.value in name_values(name) and any(
-            nb.matches(fig, fc.as_unit_of(f, fig).figure) for f in facts[name.entry_id]):
-        return None  # "innerhalb der letzten 25 Jahre [… · in den letzten 25 Jahren]": the name quotes it
+    if not holding and any(nb.same_value(fig, f) and not is_compound(f) for f in nb.extract(name.name)) and any(
+            nb.matches(fig, fc.as_unit_of(f, fig).figure) and not is_compound(f.figure)
+            for f in facts[name.entry_id]):
+        # "innerhalb der letzten 25 Jahre [… · in den letzten 25 Jahren]": the name quotes it (a
+        # name "Beispiel 40-Stunden-Woche" holds no value 40 Stunden)
+        return None
     if not holding:
         values = list(dict.fromkeys(f.figure.text for f in named))
         shown = ", ".join(values[:3]) + (" …" if len(values) > 3 else "")

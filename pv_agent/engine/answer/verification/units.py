@@ -182,6 +182,8 @@ def _sentences(answer: str, start: int, end: int) -> list[Unit]:
             continue
         if re.fullmatch(r"\d+", word):  # "1. Jänner", "13. Bezug", "im Jahr 2025. Danach"
             continue
+        if re.fullmatch(r"\d{1,2}\.\d{1,2}", word) and text[m.end():m.end() + 1] in "([":
+            continue  # "am 31.10. (Stand 2024-01) [pv-sb-08 · …] des Vorjahres": the date's own point
         lead = _LEADING_CITATIONS.match(text, m.end())  # ". [id] Next": [id] stays with the sentence before
         cuts.append(lead.end() if lead else m.end())
     cuts.append(len(text))

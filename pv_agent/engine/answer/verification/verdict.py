@@ -170,6 +170,7 @@ def verify(
         restated = _restated(n, units, backed, question_figures, unit_figs) if _bare(u, text, unit_figs) else None
         result = check_unit(u.kind, text, list(unit_cites), cited, facts, question_figures, around,
                             gap=bool(_GAP.search(text)), gap_years=bool(GAP_WIDE.search(text)),
+                            asks=bool(_ASKS_OR_GAP.search(text)) and not _GAP.search(text),
                             restated=restated, restated_in=u.lead_of, names=cell_names(u.text))
         failed = {i.figure for i in result.issues}
         near_question = {(f.start, f.text) for f in result.beside_question}
