@@ -19,7 +19,8 @@ from .support import cell_issue, is_compound, role_support
 from ... import figures as nb
 from ...kb import markdown as md
 from ...textnorm import fold
-from .given import _GivenFigure, _given, echoes_question, marked_elsewhere, marked_given, marks_question, possessed
+from .given import (_GivenFigure, _given, case_date, echoes_question, marked_elsewhere, marked_given, marks_question,
+                    possessed)
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -150,7 +151,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # a year of a sentence saying what the blocks leave open names what is missing – a
                 # year the question, a cited or another block names ("ob die Prämie für 2025 …")
                 if not _known_year(fig, question_figures, answer_facts, facts):
-                    _report(out, fig, ("not_in_block", ""), cites, facts)
+                    _report(out, fig, ("not_in_block", ""), cites, facts, question_figures)
                 continue
             # (the mark is read in the whole unit: "320 €, 300 € und 280 € (laut Frage)" spans clauses)
             marked = bool(question_figures) and marked_given(text, nb.shifted(fig, offset), question_figures) \
@@ -162,10 +163,18 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 _report(out, fig, ("not_in_question", ""), cites, facts)
                 out.checked += 1
                 continue
-            if not marked and names and _row_label(nb.shifted(fig, offset), all_figs, names, facts):
-                out.checked += 1  # "nach 25 Jahren … [pv-abf-03 · nach 25 Jahren · Monatsentgelte]"
+            row = _named_row(nb.shifted(fig, offset), all_figs, names, facts, text) if names and not marked else None
+            if row is not None and (row[1] or not given_here.get(id(fig), False)):
+                # "nach 25 Jahren … [pv-abf-03 · nach 25 Jahren · Monatsentgelte]": the row the bracket
+                # names; "Nach 20 Jahren stehen 12 [… · nach 25 Jahren · …]" puts its value in another
+                out.checked += 1
+                if not row[1]:
+                    _report(out, fig, ("row", f"[{row[0].entry_id}] nennt die Zeile „{nc.describe_name(row[0])}“; "
+                                              f"{fig.text} nennt im Satz eine andere"), cites, facts)
                 continue
-            given = given_here.get(id(fig), False) or marked
+            # (a heading names the clerk's case in the question's figures: "### … bei 2.150 € Beitragsgrundlage")
+            given = given_here.get(id(fig), False) or marked or kind == "heading" and any(
+                nb.matches(fig, q.figure) for q in question_figures)
             # (a figure the answer marks as the clerk's is no cell of the bracket after it:
             # "bei ca. 9 Fahrten (laut Frage) nur zu zwei Dritteln [pv-pp-07 · 8 bis 10 · Anteil]")
             name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names and not marked else None
@@ -210,7 +219,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # a year, or a Stand (2026-01), is backed by any cited entry about it; every other
             # figure by a fact of an entry cited in its own sentence
             anywhere = fig.kind == "year" or fig.kind == "date" and fig.value[2] is None
-            if restated is not None and fig.kind not in ("year", "date"):
+            if restated is not None and fig.kind not in ("year", "date") and not given:
                 # a bare heading ("**27 %.**") restates a figure its section backs, or says nothing
                 # that tells which cell it means
                 issue = None if any(nb.matches(fig, r) and r.kind == fig.kind for r in restated) \
@@ -227,7 +236,9 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             elif name is not None and (named := nc.check_named(
                     fig, nc.named_role(fig, clause, value_figs if fig in value_figs else clause_figs, labels,
                                      label_figs, role, name), reading, name, facts,
-                    record=named_backed, at=nb.shifted(fig, offset))) is not nc.UNRESOLVED:
+                    record=named_backed, at=nb.shifted(fig, offset),
+                    sentence=_sentence_of(text, nb.shifted(fig, offset)) if kind != "row" else None)) \
+                    is not nc.UNRESOLVED:
                 # the model named the cell it quotes: that cell is compared, not a guessed one (also
                 # for a figure the question gave: the answer says the block holds it there)
                 issue = named
@@ -261,7 +272,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                     pending.append((fig, role, reading, index, issue))
                     continue
             if issue is not None:
-                _report(out, fig, issue, cites, facts)
+                _report(out, fig, issue, cites, facts, question_figures if name is None else None)
     # "14,12 % für KV und PV plus 0,5 % AK": a cell whose value the sentence gives to another of
     # its figures, whose words name that cell clearly, is that figure's cell – the figure is read
     # among the other cells and backed when its words name its own cell clearly (two figures
@@ -274,7 +285,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 issue = None
         if issue is not None:
             _report(out, fig, issue, cites, facts)
-    for fig, detail in nc.named_order_issues(named_backed):
+    # (a table row's cells stand in the answer's columns, not in the block's order)
+    for fig, detail in nc.named_order_issues(named_backed) if kind != "row" else ():
         out.issues.append(FigureIssue(fig.text, "", list(cites), facts.holding(fig), "row", detail))
     flagged = {i.figure for i in out.issues}
     for old, new, detail in rv.arrows_reversed(text, all_figs, cited_facts):
@@ -287,11 +299,15 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
     return out
 
 
-def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFacts) -> None:
+def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFacts,
+            question_figures: list | None = None) -> None:
     reason, detail = issue[0], issue[1]
     found = facts.holding(fig)
     if reason == "not_in_block" and any(i not in cites for i in found):
         reason = "other_block"
+    if reason in ("not_in_block", "other_block") and question_figures and case_date(fig, question_figures):
+        out.given.append(fig.text)  # "frei bis 16.4.2026" for a start on 17.3.2026: the clerk's case
+        return
     out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
 
 
@@ -366,19 +382,37 @@ def _counted_name(fig: nb.Figure) -> bool:
     return fig.kind.startswith("count:") and is_compound(fig)
 
 
-def _row_label(fig: nb.Figure, all_figs: list, names: list, facts: BlockFacts) -> bool:
-    """A figure a named cell of its sentence carries in its name ("über 60 km", "nach 25 Jahren"),
-    where the named entry holds it: the row the sentence names, not a value of its own."""
-    if not fig.kind.startswith("count:") or nc.named_cell(fig, all_figs, names) is not None:
-        return False  # (a figure with a named cell of its own claims that cell's value)
-    # the row named next after it (or, at the sentence's end, the last before it) that names one
-    # of its kind: "Nach 20 Jahren stehen 12 [… · nach 25 Jahren · …]" names another row
-    labelled = [n for n in names if any(nb._same_class(f, fig) for f in nb.extract(n.name))]
+def _sentence_of(text: str, fig: nb.Figure) -> str:
+    start, end = nc._own_sentence(text, fig)
+    return text[start:end]
+
+
+def _named_row(fig: nb.Figure, all_figs: list, names: list, facts: BlockFacts, text: str) -> tuple | None:
+    """(the named cell, whether its name carries ``fig``) for a count that names a row of the named
+    entry ("über 60 km", "nach 25 Jahren"): the row named next after it (or, at the sentence's end,
+    the last before it) with a figure of its kind – None where there is none, or the entry holds no
+    row of ``fig``'s value (then it is read as a value). Another row is told only where nothing
+    else can be meant: the bracket in the figure's clause, the figure no value of its own (no
+    Stand after it, no range: "12 bis 32 Stunden")."""
+    if not fig.kind.startswith("count:") or is_compound(fig) or nc.named_cell(fig, all_figs, names) is not None:
+        return None  # (a figure with a named cell of its own claims that cell's value)
+
+    def counts(n):  # the name's counts of fig's kind ("Beispiel 40-Stunden-Woche" names no 40 Stunden)
+        return [f for f in nb.extract(n.name) if nb._same_class(f, fig) and not is_compound(f)]
+
+    labelled = [n for n in names if counts(n)]
     after = [n for n in labelled if n.start >= fig.end]
     before = [n for n in labelled if n.start < fig.start]
     row = after[0] if after else before[-1] if before else None
-    return row is not None and any(nb.same_value(f, fig) for f in nb.extract(row.name) if nb._same_class(f, fig)) \
-        and any(nb.matches(fig, f.figure) for f in facts.get(row.entry_id, ()))
+    if row is None or not any(nb.matches(fig, f.figure) for f in facts.get(row.entry_id, ())):
+        return None
+    if any(nb.same_value(f, fig) for f in counts(row)):
+        return row, True
+    lo, hi = (fig.end, row.start) if row.start >= fig.end else (row.start, fig.start)
+    if re.search(r"[:;]", text[lo:hi]) or re.match(r"\s*(?:bis\b|[–-]|(?:\([^()]*\)\s*)?\(Stand)", text[fig.end:]) or any(
+            lo <= f.start < hi and nb._same_class(f, fig) for f in all_figs):
+        return None  # (a Stand: a value; another count between: the row is that one's)
+    return row, False
 
 
 def _rate_name(fig: nb.Figure) -> bool:

@@ -52,7 +52,24 @@ def german_numbers(question: str) -> str:
     if not _is_english(question):
         return question
     swap = str.maketrans(",.", ".,")
-    return _THOUSANDS.sub(lambda m: m.group(0).translate(swap), question)
+    question = _THOUSANDS.sub(lambda m: m.group(0).translate(swap), question)
+    return _ENGLISH_DATE.sub(_german_date, question)
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+           "october", "november", "december")
+# "1 January 2003", "1st of March 2026", "March 1, 2026"
+_ENGLISH_DATE = re.compile(
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?(?: of)? (" + "|".join(_MONTHS) + r")|(" + "|".join(_MONTHS)
+    + r") (\d{1,2})(?:st|nd|rd|th)?,?) (\d{4})\b", re.IGNORECASE)
+
+
+def _german_date(m: re.Match) -> str:
+    """"1 January 2003" as "1.1.2003", padded to the same length."""
+    day = m.group(1) or m.group(4)
+    month = _MONTHS.index((m.group(2) or m.group(3)).lower()) + 1
+    text = f"{int(day)}.{month}.{m.group(5)}"
+    return text + " " * (len(m.group(0)) - len(text))
 
 
 # What an English question calls an amount, in the words a German answer uses for it
@@ -177,7 +194,7 @@ _MARKED_GIVEN = re.compile(r"^[^\d\[\]]{0,24}?\(\s*(?:laut|lt\.|gemäß|aus) (?:
 # "(3.000 € laut Frage)": the mark inside the figure's own parentheses
 _MARKED_INSIDE = re.compile(r"\s*(?:laut|lt\.|gemäß) (?:der |Ihrer )?(?:Frage|Anfrage|Angabe)\)", re.IGNORECASE)
 # "320 €, 300 € und 280 € (laut Frage)": figures listed before one mark share it
-_LISTED = re.compile(r"\s*(?:,|und|bzw\.|oder|sowie|×|x|/)\s*", re.IGNORECASE)
+_LISTED = re.compile(r"\s*(?:,|und|bzw\.|oder|sowie|plus|×|x|/)\s*", re.IGNORECASE)
 
 
 def marks_question(text: str, fig: nb.Figure) -> bool:
@@ -202,7 +219,15 @@ def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]
 
 def _asked(fig: nb.Figure, question_figures: list[_GivenFigure]) -> list[_GivenFigure]:
     """The question's figures of ``fig``'s value (written with or without its unit)."""
-    return [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)]
+    return [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)
+            or _unit_compounded(fig, q.figure)]
+
+
+def _unit_compounded(fig: nb.Figure, asked: nb.Figure) -> bool:
+    """"12 Überstundenzuschläge (laut Frage)" for the clerk's "12 ÜSt": a count of a compound
+    that begins with the question's unit."""
+    return fig.kind.startswith("count:") and asked.kind.startswith("count:") and fig.value == asked.value \
+        and len(asked.kind) > 9 and fig.kind.startswith(asked.kind)
 
 
 def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
@@ -220,3 +245,53 @@ def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
 
     # (a figure of the question with no words of its own near it cannot be told apart)
     return said_of(others) and all(q.nouns | q.words for q in own) and not said_of(own)
+
+
+# -- dates of the clerk's case ------------------------------------------------------------------
+# "Eintritt am 17.3.2026 (laut Frage) … frei bis 16.4.2026, Beiträge ab 17.4.2026": a block states
+# the rule (Naturalmonat, Quartalsende, "bis zum 15. des Folgemonats"), the question the date it
+# applies to; the answer's date follows from the two. It is accepted when it is one such a rule
+# gives from one of the question's dates – a month's end or first day, its 15th, or the same day
+# up to three months on (less a day) – in a year the question names (or the next one).
+
+def case_date(fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:
+    """``fig`` (a date with its day) is one a block's rule makes of a date of the question."""
+    if fig.kind != "date" or fig.value[2] is None:
+        return False
+    year, month, day = fig.value
+    bases = [q.figure.value for q in question_figures if q.figure.kind == "date" and q.figure.value[0]]
+    years = {q.figure.value for q in question_figures if q.figure.kind == "year"} | {b[0] for b in bases}
+    if not years:
+        return False
+    if year is not None and not ({year, year - 1} & years):
+        return False
+    if day in (1, 15) or day == _month_days(year or max(years), month):
+        return True  # a month's first day or end (and with it a quarter's), a 15th ("bis zum 15.")
+    for y, m, d in bases:
+        d = d or 1
+        for k in range(0, 4):
+            m2, y2 = (m - 1 + k) % 12 + 1, y + (m - 1 + k) // 12
+            for dd, mm, yy in ((d, m2, y2), *_day_before(d, m2, y2), *_day_after(d, m2, y2)):
+                if (dd, mm) == (day, month) and (year is None or year == yy):
+                    return True
+    return False
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _day_before(d: int, m: int, y: int) -> tuple:
+    if d > 1:
+        return ((d - 1, m, y),)
+    pm, py = (12, y - 1) if m == 1 else (m - 1, y)
+    return ((_month_days(py, pm), pm, py),)
+
+
+def _day_after(d: int, m: int, y: int) -> tuple:
+    if d < _month_days(y, m):
+        return ((d + 1, m, y),)
+    nm, ny = (1, y + 1) if m == 12 else (m + 1, y)
+    return ((1, nm, ny),)

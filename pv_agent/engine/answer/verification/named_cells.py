@@ -201,7 +201,7 @@ def _own_sentence(clause: str, fig) -> tuple[int, int]:
 
 
 def check_named(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts, *,
-                record: list | None = None, at=None) -> tuple | None:
+                record: list | None = None, at=None, sentence: str | None = None) -> tuple | None:
     """None when the named cell carries ``fig``'s value in a ``role`` (named_role) its sentence
     does not contradict; the issue otherwise; ``UNRESOLVED`` when the name finds no fact. A backed
     figure goes to ``record`` with the places of its facts (``at``: the figure in the unit)."""
@@ -210,10 +210,59 @@ def check_named(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts, 
     block = facts[name.entry_id]
     found = named_facts(fig, name, block, facts.aliases)
     issue = _named_issue(fig, role, reading, name, [fc.as_unit_of(f, fig) for f in found], facts)
+    if issue is None and sentence is not None:  # (not in an answer table: its headers are the answer's words)
+        issue = _words_name_another_row(fig, reading, name, found, block, facts.titles.get(name.entry_id, ""), sentence)
     if issue is None and record is not None:
         places = [i for i, f in enumerate(block) if f in found and nb.matches(fig, fc.as_unit_of(f, fig).figure)]
         record.append((name, at or fig, places, len({f.figure.value for f in found})))
     return issue
+
+
+def _row_of(fact) -> tuple[str, str] | None:
+    """(table, row label) of a table cell's fact."""
+    parts = fact.label.split(" | ")
+    return (parts[0], parts[1]) if fact.where == "table" and len(parts) >= 3 else None
+
+
+def _words_name_another_row(fig, reading, name: CellName, found: list, block: tuple, title: str,
+                            sentence: str) -> tuple | None:
+    """The bracket names a row, the sentence's own words another row of the same table and none of
+    the named one: "Friseurgewerbe: 25 € [pv-neu-03 · … Lehrling/Pflichtpraktikant · 2028]" – the
+    model read the wrong row and copied its label. Only a word that names that one row counts: in
+    no other row label of the table, not in the entry's title (the block's topic, "Überstunden"),
+    and the figure's sentence must hold no word of the named row nor of the name as written; the
+    other row's word stands in its clause, between the values before and after it."""
+    rows = {_row_of(f) for f in found if nb.matches(fig, fc.as_unit_of(f, fig).figure)}
+    if len(rows) != 1 or None in rows:
+        return None
+    (table, label), = rows
+    named = _label_groups(label)
+    # the figure's sentence and its unit ("15 Überstunden [… · Überstunden/Monat]")
+    in_sentence = {w for g in al.groups(f"{sentence} {re.sub(r'[0-9.,%€]+', ' ', fig.text)}") for w in g}
+    if any(in_sentence & g for g in named + _label_groups(name.name)):
+        return None  # the sentence says something of the named row (or of the name it wrote) itself
+    said = {w for g in reading.clause for w in g if len(w) >= 5 and not _WEAK.match(w)}
+    holding = {_row_of(f) for f in block if nb.matches(fig, fc.as_unit_of(f, fig).figure)}
+    others = list(dict.fromkeys(r for r in map(_row_of, block) if r and r[0] == table and r[1] != label))
+    topic = {w for g in al.groups(title) for w in g}
+    for other in others:
+        if other in holding:
+            continue  # "Niederösterreich und Vorarlberg mit je 0,33 %": that row holds it too
+        rest = [_label_groups(o[1]) for o in others if o != other]
+        own = [g for g in _label_groups(other[1]) if not any(g & n for n in named) and not g & topic
+               and not any(g & r for gs in rest for r in gs)]
+        if any(said & g for g in own):
+            return "row", (f"[{name.entry_id}] nennt „{describe_name(name)}“; der Satz spricht von "
+                           f"„{other[1].strip(' *')}“")
+    return None
+
+
+_WEAK = re.compile(r"weiter|ander|zusätz|sonstig|übrig|folgend|erst|zweit|dritt|gleich|jeweil")
+
+
+@lru_cache(maxsize=4096)
+def _label_groups(label: str) -> tuple:
+    return tuple(g for g in al.groups(label) if any(len(w) >= 3 for w in g))
 
 
 def _named_issue(fig, role: rl.Role, reading, name: CellName, named: list, facts: BlockFacts) -> tuple | None:
