@@ -13,31 +13,31 @@ import pytest
 from mutation_cases import REALISTIC_SPLITS, REPORTED, cases, measure
 from mutations import KINDS
 
-# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §11): on report10, 72 drafts
+# Issue 27's "Done when" targets. They are NOT met (docs/verification.md, §12): on report11, 72 drafts
 # on new questions written on prompt v3 (the model names the cell of each figure), measured once,
-# the verifier accepts 61 % of the right drafts and 0–9 % of the mutations per kind.
+# the verifier accepts 72 % of the right drafts and 0.5–12 % of the mutations per kind.
 ISSUE_TARGET_RIGHT_OK = 0.95
 ISSUE_TARGET_ACCEPTED = {"other_row": 0.02, "other_year": 0.02, "period": 0.02, "digits": 0.0, "swap": 0.0,
                          "neighbour_citation": 0.02}
-# What CI asserts: the rates measured once on report10 + adversarial (2026-12-07, sixth round; report10
+# What CI asserts: the rates measured once on report11 + adversarial (2026-12-07, sixth round; report11
 # was written, played and hand-checked by helpers who never saw the verifier, after the tuning on
-# report9 and the earlier splits; tools/mutation_report.py --split report10), rounded up to the next
+# report10 and the earlier splits; tools/mutation_report.py --split report11), rounded up to the next
 # step, so that a change making the verifier worse fails. Tighten them as it improves.
-RIGHT_OK_MIN = 0.61  # report10 alone: measured 44/72 = 61.1 %
+RIGHT_OK_MIN = 0.72  # report11 alone: measured 52/72 = 72.2 %
 MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept (measured in brackets)
-    "other_row": 0.055,  # 8/155 = 5.2 %
-    "other_year": 0.01,  # 0/55
-    "period": 0.03,  # 1/36 = 2.8 %
-    "digits": 0.006,  # 3/568 = 0.5 %
-    "swap": 0.095,  # 6/64 = 9.4 %
-    "neighbour_citation": 0.035,  # 3/97 = 3.1 %
+    "other_row": 0.055,  # 8/147 = 5.4 %
+    "other_year": 0.035,  # 2/64 = 3.1 %
+    "period": 0.035,  # 1/31 = 3.2 %
+    "digits": 0.006,  # 3/577 = 0.5 %
+    "swap": 0.12,  # 8/68 = 11.8 %
+    "neighbour_citation": 0.075,  # 8/110 = 7.3 %
     # measured only, no target of the issue: a value *and* its cell name moved to another row
-    # (the model read the wrong row and copied its label) – 81/111 = 73.0 %, docs/verification.md §11
-    "named_row": 0.75,
+    # (the model read the wrong row and copied its label) – 66/103 = 64.1 %, docs/verification.md §12
+    "named_row": 0.65,
 }
 # The splits tuned on keep what they reached (right drafts accepted after the sixth round's tuning):
 # a change that makes any of them worse fails, even where the reported split does not notice.
-CALIBRATION_RIGHT_MIN = {"report5v3": 63, "report7": 65, "report8": 66, "report9": 64}
+CALIBRATION_RIGHT_MIN = {"report5v3": 63, "report7": 66, "report8": 67, "report9": 66, "report10": 56}
 MIN_GENERATED = {  # per kind, over all splits together, so no rate is measured on nothing
     "other_row": 40,
     "other_year": 20,
