@@ -58,6 +58,13 @@ CASES = [
     (("pv-neu-03",), "Trinkgeldpauschale 2028?",
      "Für Masseure sind es 2028 100 € (Stand 2026-01) [pv-neu-03 · Friseurgewerbe, Dienstnehmer · 2028] im Monat.",
      True, None),
+    # the bracket's entry must hold the figure, whatever another entry the item cites holds
+    (("pv-gfb-02", "pv-zs-01"), "Wie hoch ist die Geringfügigkeitsgrenze 2026?",
+     "- Die Geringfügigkeitsgrenze 2026 beträgt 551,10 € (Stand 2026-01) [pv-gfb-02 · Betrag · 2026]. Sie gilt "
+     "monatlich [pv-gfb-02].", True, None),
+    (("pv-gfb-02", "pv-zs-01"), "Wie hoch ist die Geringfügigkeitsgrenze 2026?",
+     "- Die Geringfügigkeitsgrenze 2026 beträgt 551,10 € (Stand 2026-01) [pv-zs-01 · Betrag · 2026]. Sie gilt "
+     "monatlich [pv-gfb-02].", False, "other_block"),
     # a date a block's rule makes of the question's date (Naturalmonat): the clerk's case
     (("pv-bv-04",), BV,
      "Der erste Monat ist ein Naturalmonat [pv-bv-04]: beitragsfrei bis 16.4.2026, Beiträge ab 17.4.2026 [pv-bv-04].",

@@ -30,7 +30,9 @@ MAX_ACCEPTED = {  # share of the mutations of each kind the verifier may accept 
     "period": 0.035,  # 1/31 = 3.2 %
     "digits": 0.006,  # 3/577 = 0.5 %
     "swap": 0.12,  # 8/68 = 11.8 %
-    "neighbour_citation": 0.075,  # 8/110 = 7.3 %
+    # 8/110 = 7.3 % measured once; 1/110 since a bracket's entry must hold its figure (read on
+    # report11's escapes after its measurement – §12)
+    "neighbour_citation": 0.02,
     # measured only, no target of the issue: a value *and* its cell name moved to another row
     # (the model read the wrong row and copied its label) – 66/103 = 64.1 %, docs/verification.md §12
     "named_row": 0.65,

@@ -106,7 +106,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
         for r, (o, c, _) in zip(refuted_clauses, pieces))
     label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
-    quoted = _quoted_spans(text, cites, facts)
+    quoted = _quoted_spans(text, cites, facts, names)
     backed, pending = [], []  # figures backed in their cell; figures read in another cell, to look at again
     named_backed: list = []  # (name, figure, index of its fact in the block): figures backed in a named cell
     for n_piece, (offset, clause, labels) in enumerate(pieces):
@@ -334,17 +334,23 @@ def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFac
 _QUOTE = re.compile(r"[„“\"]([^„“”\"\n]{4,80})[“”\"]")
 
 
-def _quoted_spans(text: str, cites: list[str], facts: BlockFacts) -> list[tuple[int, int]]:
+def _quoted_spans(text: str, cites: list[str], facts: BlockFacts, names: list | None = None) -> list[tuple[int, int]]:
     """The spans of ``text`` quoting a cited block word for word (case and spacing folded), with
-    at least two words and a figure: „2 bis 20 km“, „nach 25 Jahren“."""
+    at least two words and a figure: „2 bis 20 km“, „nach 25 Jahren“. A quote with a bracket right
+    after it quotes that bracket's entry."""
     spans = []
     for m in _QUOTE.finditer(text):
         quote = " ".join(fold(m.group(1)).split())
         if len(quote.split()) < 2 or not any(ch.isdigit() for ch in quote):
             continue
-        if any(quote in _folded(facts.blocks[c].text) for c in cites if c in facts.blocks):
+        after = [n for n in names or () if n.start >= m.end() and not _QUOTE_GAP.sub("", text[m.end():n.start])]
+        quoted = [after[0].entry_id] if after else cites
+        if any(quote in _folded(facts.blocks[c].text) for c in quoted if c in facts.blocks):
             spans.append((m.start(1), m.end(1)))
     return spans
+
+
+_QUOTE_GAP = re.compile(r"\s|\(Stand \d{4}-\d{2}\)")  # what may stand between a quote and its bracket
 
 
 @lru_cache(maxsize=512)

@@ -208,6 +208,10 @@ def check_named(fig, role: rl.Role, reading, name: CellName, facts: BlockFacts, 
     if name.entry_id not in facts.blocks:
         return UNRESOLVED
     block = facts[name.entry_id]
+    if not any(nb.matches(fig, fc.as_unit_of(f, fig).figure) for f in block if f.where != "stand"):
+        # the bracket says the figure stands in that entry, and it does not – whatever another
+        # entry cited beside it holds ("8.085 € [pv-sv-05 · Betrag · 2026]" for pv-bg-06's value)
+        return "not_in_block", f"[{name.entry_id}] nennt {fig.text} nicht"
     found = named_facts(fig, name, block, facts.aliases)
     issue = _named_issue(fig, role, reading, name, [fc.as_unit_of(f, fig) for f in found], facts)
     if issue is None and sentence is not None:  # (not in an answer table: its headers are the answer's words)
