@@ -232,8 +232,10 @@ def _range_bounds(figs: list[Figure], text: str) -> list[Figure]:
     out = list(figs)
     for i in range(len(figs) - 2, -1, -1):  # from the right: "320, 300 und 280 €" – a list shares it
         low, high = figs[i], out[i + 1]
+        # (a comma joins only a list ending in "und 280 €": ``high`` took its unit from the right)
         joined = _RANGE_JOIN.fullmatch(text[low.end : high.start]) or (
-            high is not figs[i + 1] and high.kind in ("money", "percent") and text[low.end : high.start].strip() == ",")
+            high is not figs[i + 1] and high.kind in ("money", "percent")
+            and text[low.end : high.start].strip() == ",")
         if low.kind == "number" and high.kind not in ("number", "year", "date") and joined:
             out[i] = Figure(low.text, high.kind, low.value, low.start, low.end)
     return out
@@ -323,7 +325,8 @@ def _years(figs: list[Figure], text: str = "") -> frozenset:
         return frozenset()
     stands = [(m.start(), m.end()) for m in _STAND.finditer(text)]
     return frozenset(f.value if f.kind == "year" else f.value[0] for f in dated
-                     if not any(a <= f.start < b for a, b in stands) and not _ISSUE.search(text[max(0, f.start - 30):f.start]))
+                     if not any(a <= f.start < b for a, b in stands)
+                     and not _ISSUE.search(text[max(0, f.start - 30):f.start]))
 
 
 # "DGservice 4/2024": the year of a source's issue, not of its values ("ab 7/2025" is a month)

@@ -5,6 +5,8 @@ One module per concern, plain data between them:
 - ``backing``   per unit: is each figure backed by a fact in its role and its cell
 - ``named_cells`` the cell a citation names ("[pv-gfb-02 · Betrag · 2026]", prompt v3) and the
   figure checked against it
+- ``row_names`` figures that name a row, a bracket or a cell rather than state a value
+- ``quotes``    a block's own words quoted in the answer back the figures inside them
 - ``support``   is a figure backed by the facts of some blocks (role, row pairing, cell)
 - ``reversals`` two figures the wrong way round; a figure called outdated that is not
 - (``engine/figures.py``: figures in text – amounts, percentages, counts, years, dates – and
@@ -14,7 +16,7 @@ One module per concern, plain data between them:
 - ``fact_index`` the facts of the given blocks, parsed once and looked up by value
 - ``alignment`` which fact of the cited blocks a figure of the answer is about
 - ``units``     the answer as sentences, items, rows and headings with their citations
-- ``given``     figures the question itself gave
+- ``given``     figures the question itself gave, and dates a block's rule makes of them
 - ``conflicts`` sources that disagree, and whether each side is shown
 - ``claims``    whether a claim sentence is found in a cited block
 - ``verdict``   ``verify()`` and its result; ``marks`` marks what failed in the text

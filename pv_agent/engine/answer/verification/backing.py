@@ -8,17 +8,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from . import alignment as al
 from . import named_cells as nc
 from . import roles as rl
 from . import reversals as rv
+from . import quotes as qt
+from . import row_names as rn
 from .fact_index import BlockFacts, FactIndex
-from .support import cell_issue, is_compound, role_support
+from .support import cell_issue, role_support
 from ... import figures as nb
-from ...kb import markdown as md
-from ...textnorm import fold
 from .given import (_GivenFigure, _given, case_date, echoes_question, marked_elsewhere, marked_given, marks_question,
                     possessed)
 
@@ -106,7 +105,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         r and any(nb.in_clause(f, o, c) for f in all_figs if f.kind not in ("year", "date"))
         for r, (o, c, _) in zip(refuted_clauses, pieces))
     label = ""  # "AV: DN 2,95 %, DG 2,95 %": the answer's own "Label:" is said of each clause after it
-    quoted = _quoted_spans(text, cites, facts, names)
+    quoted = qt.quoted_spans(text, cites, facts, names)
     backed, pending = [], []  # figures backed in their cell; figures read in another cell, to look at again
     named_backed: list = []  # (name, figure, index of its fact in the block): figures backed in a named cell
     for n_piece, (offset, clause, labels) in enumerate(pieces):
@@ -121,7 +120,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         clause_figs = [nb.shifted(f, -offset) for f in all_figs if nb.in_clause(f, offset, clause)]
         # a counted name ("5-Tage-Woche", "17-Wochen-Zeitraum") is no value standing next to the
         # others; a named cell ("der 40-%-Satz") still is
-        value_figs = [f for f in clause_figs if not _counted_name(f)]
+        value_figs = [f for f in clause_figs if not rn.counted_name(f)]
         years_before = nb._years(clause_figs, clause) or years_before
         scope = text if kind != "row" else f"{labels} {clause}"
         scope_figs = all_figs if kind != "row" else nb.extract(scope)
@@ -135,7 +134,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         for fig in clause_figs:
             # a bare number ("1567", "0800") is no figure to check – unless its citation names
             # the cell it quotes: then it claims that cell's value
-            if fig.kind == "number" and not nb.is_answer_figure(fig) and not _named_number(
+            if fig.kind == "number" and not nb.is_answer_figure(fig) and not rn.named_number(
                     text, nb.shifted(fig, offset), all_figs, names, facts):
                 continue
             if any(a <= fig.start + offset and fig.end + offset <= b for a, b in quoted):
@@ -143,14 +142,14 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 continue
             if asks:
                 # the figures it asks about need only be the question's or a block's of the context
-                if not _known_year(fig, question_figures, answer_facts, facts):
+                if not _known_in_context(fig, question_figures, answer_facts, facts):
                     _report(out, fig, ("not_in_block", ""), cites, facts)
                 out.checked += 1
                 continue
             if gap and fig.kind in ("year", "date"):
                 # a year of a sentence saying what the blocks leave open names what is missing – a
                 # year the question, a cited or another block names ("ob die Prämie für 2025 …")
-                if not _known_year(fig, question_figures, answer_facts, facts):
+                if not _known_in_context(fig, question_figures, answer_facts, facts):
                     _report(out, fig, ("not_in_block", ""), cites, facts, question_figures)
                 continue
             # (the mark is read in the whole unit: "320 €, 300 € und 280 € (laut Frage)" spans clauses)
@@ -163,7 +162,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 _report(out, fig, ("not_in_question", ""), cites, facts)
                 out.checked += 1
                 continue
-            row = _named_row(nb.shifted(fig, offset), all_figs, names, facts, text) if names and not marked else None
+            row = rn.named_row(nb.shifted(fig, offset), all_figs, names, facts, text) if names and not marked else None
             if row is not None and (row[1] or not given_here.get(id(fig), False)):
                 # "nach 25 Jahren … [pv-abf-03 · nach 25 Jahren · Monatsentgelte]": the row the bracket
                 # names; "Nach 20 Jahren stehen 12 [… · nach 25 Jahren · …]" puts its value in another
@@ -206,7 +205,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 companions=tuple(f for f in value_figs if f is not fig and f.kind not in ("year", "date")),
                 over=role.over,
                 sentence_companions=tuple(f for f in all_figs if f.kind not in ("year", "date")
-                                          and not _counted_name(f) and not nb.in_clause(f, offset, clause)),
+                                          and not rn.counted_name(f) and not nb.in_clause(f, offset, clause)),
                 # "0 %, 6 %, 27 % und 35,75 %": a sentence with several figures of one class
                 listing=sum(1 for f in all_figs if nb._same_class(f, fig)) > 1)
             # a year is backed by any cited entry about that year; every other figure by a
@@ -242,7 +241,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                 # the model named the cell it quotes: that cell is compared, not a guessed one (also
                 # for a figure the question gave: the answer says the block holds it there)
                 issue = named
-            elif (_counted_name(fig) or _rate_name(fig)) and not anywhere:
+            elif (rn.counted_name(fig) or rn.rate_name(fig)) and not anywhere:
                 # a name needs its value in a cited entry, in a role the sentence does not
                 # contradict – but stands next to no other figure
                 reason = "" if given else role_support(fig, dataclasses.replace(role, companions=()), cited_facts)
@@ -311,7 +310,7 @@ def _report(out: UnitResult, fig, issue: tuple, cites: list[str], facts: BlockFa
     out.issues.append(FigureIssue(fig.text, "", list(cites), found, reason, detail))
 
 
-def _known_year(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
+def _known_in_context(fig, question_figures, answer_facts: FactIndex, facts: BlockFacts) -> bool:
     """A year or date (or any figure) the question, a cited block or any other block of the
     context names."""
     if any(nb.matches(fig, q.figure) or nb.matches(q.figure, fig) for q in question_figures):
@@ -331,50 +330,6 @@ def _given_misplaced(fig, role, reading, cited_facts: FactIndex, facts: BlockFac
     return None if issue and issue[0] == "ambiguous" else issue
 
 
-_QUOTE = re.compile(r"[„“\"]([^„“”\"\n]{4,80})[“”\"]")
-
-
-def _quoted_spans(text: str, cites: list[str], facts: BlockFacts, names: list | None = None) -> list[tuple[int, int]]:
-    """The spans of ``text`` quoting a cited block word for word (case and spacing folded), with
-    at least two words and a figure: „2 bis 20 km“, „nach 25 Jahren“. A quote with a bracket right
-    after it quotes that bracket's entry."""
-    spans = []
-    for m in _QUOTE.finditer(text):
-        quote = " ".join(fold(m.group(1)).split())
-        if len(quote.split()) < 2 or not any(ch.isdigit() for ch in quote):
-            continue
-        after = [n for n in names or () if n.start >= m.end() and not _QUOTE_GAP.sub("", text[m.end():n.start])]
-        quoted = [after[0].entry_id] if after else cites
-        if any(quote in _folded(facts.blocks[c].text) for c in quoted if c in facts.blocks):
-            spans.append((m.start(1), m.end(1)))
-    return spans
-
-
-_QUOTE_GAP = re.compile(r"\s|\(Stand \d{4}-\d{2}\)")  # what may stand between a quote and its bracket
-
-
-@lru_cache(maxsize=512)
-def _folded(text: str) -> str:
-    return " ".join(fold(md.plain(text)).split())
-
-
-def _named_number(text: str, fig: nb.Figure, figs: list, names: list | None, facts: BlockFacts) -> bool:
-    """A bare number right before a citation naming a cell the block shows claims that cell's
-    value ("`1567` [… · 15 Stunden 40 Minuten pro Woche · Eintrag im Datenfeld]", "mehr als 20 [… ·
-    Betrieb mit mehr als 20 Arbeitnehmern]") – not one in a fraction or a reference ("1/12",
-    "BGBl. II 417/2024"), nor a list number ("4. **Respirofrist:** … drei [… · Respirofrist]")."""
-    name = nc.named_cell(fig, figs, names) if names else None
-    if name is None or name.entry_id not in facts.blocks or "/" in text[max(0, fig.start - 1):fig.end + 1]:
-        return False
-    if not _RIGHT_BEFORE.match(text[fig.end:name.start]):
-        return False
-    return bool(nc.named_facts(fig, name, facts[name.entry_id], facts.aliases))
-
-
-# between a figure and its citation: its unit, a closing code mark, its Stand
-_RIGHT_BEFORE = re.compile(r"^`?\s*(?:[^\s\d\[\]()`]+\s*)?(?:\(Stand [^()\[\]]*\)\s*)?$")
-
-
 _LABEL = re.compile(r"^[\s*_\-•]*([A-Za-zÄÖÜäöüß][^:\d]{0,40}?)\**:\s")
 
 
@@ -384,47 +339,10 @@ def _lead_label(clause: str) -> str:
     return m.group(1) if m and len(m.group(1).split()) <= 4 else ""
 
 
-def _counted_name(fig: nb.Figure) -> bool:
-    return fig.kind.startswith("count:") and is_compound(fig)
-
-
 def _sentence_of(text: str, fig: nb.Figure) -> str:
+    """The sentence of the unit's ``text`` that holds ``fig`` (a list item may hold several)."""
     start, end = nc._own_sentence(text, fig)
     return text[start:end]
-
-
-def _named_row(fig: nb.Figure, all_figs: list, names: list, facts: BlockFacts, text: str) -> tuple | None:
-    """(the named cell, whether its name carries ``fig``) for a count that names a row of the named
-    entry ("über 60 km", "nach 25 Jahren"): the row named next after it (or, at the sentence's end,
-    the last before it) with a figure of its kind – None where there is none, or the entry holds no
-    row of ``fig``'s value (then it is read as a value). Another row is told only where nothing
-    else can be meant: the bracket in the figure's clause, the figure no value of its own (no
-    Stand after it, no range: "12 bis 32 Stunden")."""
-    if not fig.kind.startswith("count:") or is_compound(fig) or nc.named_cell(fig, all_figs, names) is not None:
-        return None  # (a figure with a named cell of its own claims that cell's value)
-
-    def counts(n):  # the name's counts of fig's kind ("Beispiel 40-Stunden-Woche" names no 40 Stunden)
-        return [f for f in nb.extract(n.name) if nb._same_class(f, fig) and not is_compound(f)]
-
-    labelled = [n for n in names if counts(n)]
-    after = [n for n in labelled if n.start >= fig.end]
-    before = [n for n in labelled if n.start < fig.start]
-    row = after[0] if after else before[-1] if before else None
-    if row is None or not any(nb.matches(fig, f.figure) for f in facts.get(row.entry_id, ())):
-        return None
-    if any(nb.same_value(f, fig) for f in counts(row)):
-        return row, True
-    lo, hi = (fig.end, row.start) if row.start >= fig.end else (row.start, fig.start)
-    if re.search(r"[:;]", text[lo:hi]) or re.match(r"\s*(?:bis\b|[–-]|(?:\([^()]*\)\s*)?\(Stand)", text[fig.end:]) or any(
-            lo <= f.start < hi and nb._same_class(f, fig) for f in all_figs):
-        return None  # (a Stand: a value; another count between: the row is that one's)
-    return row, False
-
-
-def _rate_name(fig: nb.Figure) -> bool:
-    """"die 48-%-Stufe", "der 30-%-Zeile": a rate naming a bracket or a row, not a value said of
-    the sentence's subject – it needs the rate in a cited entry, not the row the sentence is about."""
-    return fig.kind == "percent" and is_compound(fig)
 
 
 def _window(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure]) -> str:

@@ -35,6 +35,8 @@ GAP_WIDE = re.compile(_GAP.pattern + rf"|\b{_GAP_VERBS}\s+{_GAP_SOURCES}\s+(?:[\
 # paraphrase when either measure reaches its threshold.
 QUOTE_COVERAGE = 0.9
 PARAPHRASE_LEXICAL = 0.375
+# a claim contradicts only a block sentence holding this share of its words (calibrated on report9)
+CONTRADICTION_OVERLAP = 0.3
 PARAPHRASE_EMBEDDING = 0.9078
 
 Similarity = Callable[[Sequence[str]], "np.ndarray"]  # texts → L2-normalised row vectors
@@ -164,9 +166,6 @@ def _senses(text: str) -> dict[str, bool]:
 # is the other side of that limit, not its opposite
 _EXCESS = re.compile(r"\bübersteig\w*|\bdarüber\b|\bRest\b|\bMehrbetrag\w*|\bDifferenz\w*|\bÜberhang\w*", re.I)
 _LIMIT = re.compile(r"\bbis\b|\bhöchstens\b|\bmaximal\b|\bmax\.|\bFrei(?:betrag|grenze)\w*|\d\s?(?:€|EUR|Euro)", re.I)
-
-
-CONTRADICTION_OVERLAP = 0.3
 
 
 def contradicts_block(claim: str, sentence: str) -> bool:

@@ -201,7 +201,7 @@ def marks_question(text: str, fig: nb.Figure) -> bool:
     """The answer marks ``fig`` as the question's: "70.000 € (laut Frage)", "(3.000 € laut
     Frage)", or a list of figures ending in the mark."""
     end = fig.end
-    following = [f for f in nb.extract(text[end:end + 160])]
+    following = nb.extract(text[end:end + 160])  # spans from fig.end
     while True:
         if _MARKED_GIVEN.search(text[end:end + 60]) or _MARKED_INSIDE.match(text, end):
             return True
