@@ -103,6 +103,33 @@ def margin_sweep(splits, margins: str, seed: int, as_json: bool) -> int:
     return 0
 
 
+def originals(splits: list[str]) -> dict:
+    """The drafts as the players wrote them, where the hand check fixed them: realistic wrong drafts
+    (the original is the packed draft with the check's edits undone). Rejected ones, and of those the
+    ones whose corrected draft passes – rejected for their error, not for a false alarm."""
+    from mutation_cases import DATA
+    from mutations import verifier_verdict
+
+    checks = json.loads((DATA / "hand_checks.json").read_text(encoding="utf-8"))
+    out = {}
+    for split in splits:
+        rows = []
+        for case in cases(split):
+            check = checks.get(case.id, {})
+            if not check.get("result", "").startswith("fixed") or not check.get("replace"):
+                continue
+            original = case.draft
+            for old, new in reversed(check["replace"]):
+                original = original.replace(new, old)
+            rejected = not verifier_verdict(original, case.context, case.question)[0]
+            fixed_ok = verifier_verdict(case.draft, case.context, case.question)[0]
+            rows.append({"id": case.id, "rejected": rejected, "for_its_error": rejected and fixed_ok,
+                         "fix": check["result"][:140]})
+        out[split] = {"originals": len(rows), "rejected": sum(r["rejected"] for r in rows),
+                      "rejected_for_their_error": [r["id"] for r in rows if r["for_its_error"]], "drafts": rows}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=SPLITS + ("all",), default="all")
@@ -112,7 +139,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cell-margins", metavar="M,M,…",
                         help="instead of the report: the trade-off of alignment.CELL_MARGIN – right drafts "
                              "and accepted mutations per kind for each margin (1000: no wrong-cell check)")
+    parser.add_argument("--originals", action="store_true",
+                        help="instead of the report: the drafts the hand check fixed, as the players wrote "
+                             "them – how many the verifier rejects, and how many for their error")
     args = parser.parse_args(argv)
+    if args.originals:
+        splits = [s for s in SPLITS if s != "adversarial"] if args.split == "all" else [args.split]
+        found = originals(splits)
+        if args.json:
+            print(json.dumps(found, ensure_ascii=False, indent=1))
+            return 0
+        for split, r in found.items():
+            if r["originals"]:
+                print(f"{split}: {r['originals']} originals, {r['rejected']} rejected, "
+                      f"{len(r['rejected_for_their_error'])} for their error "
+                      f"({', '.join(r['rejected_for_their_error']) or '–'})")
+        return 0
     if args.cell_margins:
         return margin_sweep(SPLITS if args.split == "all" else (args.split,), args.cell_margins, args.seed, args.json)
 
