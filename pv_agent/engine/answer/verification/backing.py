@@ -18,8 +18,8 @@ from . import row_names as rn
 from .fact_index import BlockFacts, FactIndex
 from .support import cell_issue, role_support
 from ... import figures as nb
-from .given import (_GivenFigure, _given, case_date, echoes_question, marked_elsewhere, marked_given, marks_question,
-                    possessed)
+from .given import (_GivenFigure, _given, case_date, echoes_question, marked_elsewhere, marks_question,
+                    of_question, possessed)
 
 REASONS = {
     "not_in_block": "steht in keinem zitierten Eintrag",
@@ -132,10 +132,11 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
         given_here = {id(f): _given(f, clause, clause_figs, question_figures) for f in clause_figs} \
             if question_figures else {}
         for fig in clause_figs:
+            at = nb.shifted(fig, offset)  # the figure in the unit's text (names and marks are read there)
             # a bare number ("1567", "0800") is no figure to check – unless its citation names
             # the cell it quotes: then it claims that cell's value
             if fig.kind == "number" and not nb.is_answer_figure(fig) and not rn.named_number(
-                    text, nb.shifted(fig, offset), all_figs, names, facts):
+                    text, at, all_figs, names, facts):
                 continue
             if any(a <= fig.start + offset and fig.end + offset <= b for a, b in quoted):
                 out.checked += 1  # „2 bis 20 km“: the block's own words, quoted
@@ -153,16 +154,19 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
                     _report(out, fig, ("not_in_block", ""), cites, facts, question_figures)
                 continue
             # (the mark is read in the whole unit: "320 €, 300 € und 280 € (laut Frage)" spans clauses)
-            marked = bool(question_figures) and marked_given(text, nb.shifted(fig, offset), question_figures) \
+            mark = marks_question(text, at)
+            marked = mark and bool(question_figures) and bool(of_question(fig, question_figures)) \
                 and not marked_elsewhere(clause, fig, clause_figs, question_figures)
-            if not marked and fig.kind != "number" and marks_question(text, nb.shifted(fig, offset)) \
-                    and not given_here.get(id(fig), False):
+            if not marked and fig.kind != "number" and mark and not given_here.get(id(fig), False):
                 # "4 Monate (laut Frage)" where the clerk wrote "3 Monate": the answer puts words in
                 # the clerk's mouth, whatever a block says
                 _report(out, fig, ("not_in_question", ""), cites, facts)
                 out.checked += 1
                 continue
-            row = rn.named_row(nb.shifted(fig, offset), all_figs, names, facts, text) if names and not marked else None
+            # (a figure the answer marks as the clerk's is no cell of the bracket after it:
+            # "bei ca. 9 Fahrten (laut Frage) nur zu zwei Dritteln [pv-pp-07 · 8 bis 10 · Anteil]")
+            name = nc.named_cell(at, all_figs, names) if names and not marked else None
+            row = rn.named_row(at, all_figs, names, facts, text) if names and not marked and name is None else None
             if row is not None and (row[1] or not given_here.get(id(fig), False)):
                 # "nach 25 Jahren … [pv-abf-03 · nach 25 Jahren · Monatsentgelte]": the row the bracket
                 # names; "Nach 20 Jahren stehen 12 [… · nach 25 Jahren · …]" puts its value in another
@@ -174,11 +178,8 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             # (a heading names the clerk's case in the question's figures: "### … bei 2.150 € Beitragsgrundlage")
             given = given_here.get(id(fig), False) or marked or kind == "heading" and any(
                 nb.matches(fig, q.figure) for q in question_figures)
-            # (a figure the answer marks as the clerk's is no cell of the bracket after it:
-            # "bei ca. 9 Fahrten (laut Frage) nur zu zwei Dritteln [pv-pp-07 · 8 bis 10 · Anteil]")
-            name = nc.named_cell(nb.shifted(fig, offset), all_figs, names) if names and not marked else None
             if any(given_here.get(id(o)) for o in clause_figs if o is not fig and o.kind not in ("year", "date")):
-                out.beside_question.append(nb.shifted(fig, offset))
+                out.beside_question.append(at)
             if given:
                 out.given.append(fig.text)
             else:
@@ -235,8 +236,7 @@ def check_unit(kind: str, text: str, cites: list[str], answer_cites: list[str], 
             elif name is not None and (named := nc.check_named(
                     fig, nc.named_role(fig, clause, value_figs if fig in value_figs else clause_figs, labels,
                                      label_figs, role, name), reading, name, facts,
-                    record=named_backed, at=nb.shifted(fig, offset),
-                    sentence=_sentence_of(text, nb.shifted(fig, offset)) if kind != "row" else None)) \
+                    record=named_backed, at=at, sentence=_sentence_of(text, at) if kind != "row" else None)) \
                     is not nc.UNRESOLVED:
                 # the model named the cell it quotes: that cell is compared, not a guessed one (also
                 # for a figure the question gave: the answer says the block holds it there)

@@ -1,6 +1,7 @@
 """The question's own figures: given, not claimed – but only in the role the question gave them."""
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
 
@@ -211,13 +212,7 @@ def marks_question(text: str, fig: nb.Figure) -> bool:
         end = nxt.end + fig.end
 
 
-def marked_given(text: str, fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:
-    """The answer marks ``fig`` as the question's ("70.000 € (laut Frage)") and the question holds
-    its value: it needs no source. A mark on a value the question does not hold marks nothing."""
-    return marks_question(text, fig) and bool(_asked(fig, question_figures))
-
-
-def _asked(fig: nb.Figure, question_figures: list[_GivenFigure]) -> list[_GivenFigure]:
+def of_question(fig: nb.Figure, question_figures: list[_GivenFigure]) -> list[_GivenFigure]:
     """The question's figures of ``fig``'s value (written with or without its unit)."""
     return [q for q in question_figures if nb.matches(fig, q.figure) or _unit_added(fig, q.figure)
             or _unit_compounded(fig, q.figure)]
@@ -236,7 +231,7 @@ def marked_elsewhere(clause: str, fig: nb.Figure, clause_figs: list[nb.Figure],
     figures and none of its own: "bei 200 € (laut Frage) pro Tag" for "€5 per telework day …
     €200 in total" – the clerk's figures swapped."""
     near = _near_words(clause, fig, clause_figs)
-    own = _asked(fig, question_figures)
+    own = of_question(fig, question_figures)
     others = [q for q in question_figures if q not in own and nb._same_class(q.figure, fig)]
 
     def said_of(qs):  # one word, or one a compound of the other ("Sechstel" ~ "Jahressechstel")
@@ -278,9 +273,7 @@ def case_date(fig: nb.Figure, question_figures: list[_GivenFigure]) -> bool:
 
 
 def _month_days(year: int, month: int) -> int:
-    if month == 2:
-        return 29 if year % 4 == 0 and (year % 100 or year % 400 == 0) else 28
-    return 30 if month in (4, 6, 9, 11) else 31
+    return calendar.monthrange(year, month)[1]
 
 
 def _day_before(d: int, m: int, y: int) -> tuple:

@@ -22,9 +22,10 @@ def named_row(fig: nb.Figure, all_figs: list, names: list, facts: BlockFacts, te
     the last before it) with a figure of its kind – None where there is none, or the entry holds no
     row of ``fig``'s value (then it is read as a value). Another row is told only where nothing
     else can be meant: the bracket in the figure's clause, the figure no value of its own (no
-    Stand after it, no range: "12 bis 32 Stunden")."""
-    if not fig.kind.startswith("count:") or is_compound(fig) or nc.named_cell(fig, all_figs, names) is not None:
-        return None  # (a figure with a named cell of its own claims that cell's value)
+    Stand after it, no range: "12 bis 32 Stunden"). Asked only of a figure without a named cell of
+    its own (one with it claims that cell's value)."""
+    if not fig.kind.startswith("count:") or is_compound(fig):
+        return None
 
     def counts(n):  # the name's counts of fig's kind ("Beispiel 40-Stunden-Woche" names no 40 Stunden)
         return [f for f in nb.extract(n.name) if nb._same_class(f, fig) and not is_compound(f)]
